@@ -25,6 +25,8 @@ std::string_view to_string(Backend backend);                // "none" | "linux-b
 
 // Which backend to use; kAuto picks the strongest one that works on this machine.
 enum class BackendPreference { kAuto, kBwrap, kLandlock };
+std::string_view to_string(BackendPreference preference);  // "auto" | "bwrap" | "landlock"
+std::optional<BackendPreference> parse_backend_preference(std::string_view text);
 
 // The sandbox policy as configured (config file, or `codexctl sandbox` flags).
 struct SandboxPolicy {
@@ -51,6 +53,9 @@ struct SandboxSpec {
   std::vector<std::string> denied_read;
   // Paths hidden from the command entirely (codexd's own socket directory).
   std::vector<std::string> masked_paths;
+  // What resolution decided that is worth showing (skipped missing roots, canonicalized
+  // symlinks). Informational only.
+  std::vector<std::string> notes;
 
   bool has_full_disk_write() const { return mode == SandboxMode::kDangerFullAccess; }
   bool has_denied_reads() const { return !denied_read.empty(); }
@@ -96,11 +101,22 @@ struct CapabilityReport {
   bool seccomp_available = false;
   std::string helper_path;
   std::vector<std::string> warnings;
+  // Added by the Linux backend: whether bwrap can mount a fresh /proc (else the no-proc
+  // fallback applies), whether the helper answered its self-test, and how long probing took.
+  bool proc_mount_usable = false;
+  bool helper_usable = false;
+  int probe_millis = 0;
 };
 
 struct SandboxManagerOptions {
   BackendPreference preference = BackendPreference::kAuto;
   std::string helper_path;  // codexd-sandbox-helper; empty: next to the running executable
+  // Added: where bwrap may live (absolute, trusted system paths only). Empty: the built-in
+  // list (/usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap).
+  std::vector<std::string> bwrap_candidates;
+  bool no_bwrap = false;           // behave as if bwrap were not installed (tests, debugging)
+  bool force_no_proc = false;      // use the no-/proc fallback even if /proc mounts (tests)
+  int probe_timeout_ms = 500;      // hard bound on the whole capability probe
 };
 
 class SandboxManager {
@@ -116,6 +132,8 @@ class SandboxManager {
 // The platform's manager (probes the machine). Never null: on a platform without a backend it
 // returns a manager whose plan() fails with kUnavailable for anything but danger-full-access.
 std::unique_ptr<SandboxManager> create_sandbox_manager(const SandboxManagerOptions& options);
+// The manager used where no backend exists (exposed so it can be tested on every platform).
+std::unique_ptr<SandboxManager> create_unavailable_sandbox_manager();
 
 // Codex's is_likely_sandbox_denied: false without a sandbox or on exit 0; true when the output
 // holds one of the denial keywords; false for exit 2/126/127; true for 128+SIGSYS on Linux.

@@ -1,0 +1,185 @@
+#include "platform/linux/bwrap_invocation.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "platform/sandbox/path_utils.h"
+
+namespace codexd::sandbox::linux_backend {
+namespace {
+
+class ArgvBuilder {
+ public:
+  explicit ArgvBuilder(std::vector<std::string>* argv) : argv_(argv) {}
+  void add(std::initializer_list<std::string> words) { argv_->insert(argv_->end(), words); }
+
+ private:
+  std::vector<std::string>* argv_;
+};
+
+bool under_any(const std::string& path, const std::vector<std::string>& roots) {
+  return std::any_of(roots.begin(), roots.end(),
+                     [&](const std::string& root) { return is_same_or_under(path, root); });
+}
+
+bool by_specificity(const std::string& a, const std::string& b) {
+  int da = path_depth(a);
+  int db = path_depth(b);
+  return da != db ? da < db : a < b;
+}
+
+// An empty read-only directory over `path` (bwrap creates the mount point if needed).
+void empty_read_only_dir(ArgvBuilder& b, const BwrapFeatures& f, const std::string& path,
+                         const char* mode) {
+  if (f.perms) b.add({"--perms", mode});
+  b.add({"--tmpfs", path, "--remount-ro", path});
+}
+
+// How one protected path stays read-only. bwrap follows symlinks in mount destinations, so
+// a symlinked protected path is resolved here and its target protected; the link itself
+// cannot be pinned by a mount (see docs/sandbox.md).
+void protect(ArgvBuilder& b, const BwrapFeatures& f, const std::string& path,
+             const std::vector<std::string>& writable, std::vector<std::string>* rules) {
+  struct stat st {};
+  std::string target = path;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    Result<std::optional<std::string>> real = canonicalize_existing(path);
+    if (real.ok() && real->has_value()) {
+      target = **real;
+      rules->push_back("protected " + path + " is a symlink to " + target +
+                       ": target read-only (the link itself stays replaceable)");
+    } else {
+      // Dangling: whatever it names must not become creatable; resolve lexically.
+      char buf[4096];
+      ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+      std::string link = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+      target = normalize_lexically(!link.empty() && link.front() == '/' ? link
+                                                                          : join_path(parent_path(path), link));
+      rules->push_back("protected " + path + " is a dangling symlink to " + target);
+    }
+  }
+  if (!under_any(target, writable)) {
+    rules->push_back("protected " + target + ": outside every writable root, already read-only");
+    return;
+  }
+  ExistingPrefix prefix = split_existing_prefix(target);
+  if (prefix.first_missing.empty()) {
+    b.add({"--ro-bind", target, target});
+    rules->push_back("read-only: " + target);
+  } else if (under_any(prefix.first_missing, writable)) {
+    empty_read_only_dir(b, f, prefix.first_missing, "555");
+    rules->push_back("read-only empty directory over missing " + prefix.first_missing +
+                     " (so it cannot be created)");
+  }
+}
+
+// Hides `path` (denied_read, masked): an inaccessible empty tmpfs over a directory, the
+// nodev /dev/null (open fails with EACCES) over anything else.
+void mask(ArgvBuilder& b, const BwrapFeatures& f, const std::string& path, const char* why,
+          std::vector<std::string>* rules) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    rules->push_back(std::string(why) + " " + path + ": does not exist, nothing to hide");
+    return;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    empty_read_only_dir(b, f, path, "000");
+    rules->push_back(std::string(why) + " " + path + ": empty inaccessible tmpfs");
+  } else {
+    b.add({"--ro-bind", "/dev/null", path});
+    rules->push_back(std::string(why) + " " + path + ": replaced by an unopenable device node");
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& proc_paths_made_read_only() {
+  // /proc/sys holds host-wide tunables (kernel.core_pattern runs a program as host root);
+  // the others are host-global control files that root in a user namespace may still write.
+  static const std::vector<std::string> kPaths = {
+      "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
+      "/proc/acpi", "/proc/scsi", "/proc/driver", "/proc/asound", "/proc/timer_list",
+  };
+  return kPaths;
+}
+
+Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, const BwrapFeatures& features,
+                                               const SandboxSpec& spec, const std::string& command_cwd,
+                                               const std::vector<std::string>& helper_argv) {
+  if (spec.mode == SandboxMode::kDangerFullAccess) {
+    return InvalidArgument("danger-full-access runs without bwrap");
+  }
+  if (helper_argv.empty() || helper_argv.front().empty() || helper_argv.front().front() != '/') {
+    return InvalidArgument("helper path must be absolute");
+  }
+  CODEXD_RETURN_IF_ERROR(validate_absolute_path(command_cwd, "cwd"));
+
+  BwrapInvocation out;
+  ArgvBuilder b(&out.argv);
+  std::vector<std::string>& rules = out.rules;
+
+  b.add({bwrap_path, "--new-session", "--die-with-parent"});
+  b.add({"--unshare-user"});
+  if (features.disable_userns) b.add({"--disable-userns"});
+  b.add({"--unshare-pid", "--unshare-ipc", "--unshare-uts"});
+  if (features.unshare_cgroup_try) b.add({"--unshare-cgroup-try"});
+  if (!spec.network_access) b.add({"--unshare-net"});
+  if (features.cap_drop) b.add({"--cap-drop", "ALL"});
+  rules.push_back(std::string("namespaces: new user, pid, ipc, uts") +
+                  (features.unshare_cgroup_try ? ", cgroup" : "") +
+                  (spec.network_access ? "; host network kept" : ", net (loopback only)"));
+  rules.push_back(features.disable_userns ? "nested user namespaces: disabled by bwrap (+ seccomp)"
+                                          : "nested user namespaces: refused by seccomp only");
+  rules.push_back("new session (no controlling terminal), killed when the parent dies");
+
+  b.add({"--ro-bind", "/", "/", "--dev", "/dev"});
+  rules.push_back("filesystem: / read-only, fresh minimal /dev (private /dev/shm, new devpts)");
+
+  if (features.proc) {
+    b.add({"--proc", "/proc"});
+    for (const std::string& p : proc_paths_made_read_only()) b.add({"--ro-bind-try", p, p});
+    rules.push_back("fresh /proc for the new pid namespace; /proc/sys, /proc/sysrq-trigger and "
+                    "other host-global /proc files read-only");
+  } else {
+    b.add({"--tmpfs", "/proc", "--remount-ro", "/proc"});
+    rules.push_back("no-/proc fallback: /proc is an empty read-only tmpfs (the host /proc is "
+                    "never exposed)");
+  }
+
+  std::vector<std::string> writable;
+  for (const WritableRoot& root : spec.writable_roots) writable.push_back(root.root);
+  std::sort(writable.begin(), writable.end(), by_specificity);
+  if (std::find(writable.begin(), writable.end(), "/tmp") == writable.end()) {
+    b.add({"--tmpfs", "/tmp"});
+    rules.push_back("private /tmp (tmpfs, discarded at exit)");
+  }
+  for (const std::string& root : writable) {
+    b.add({"--bind", root, root});
+    rules.push_back("writable: " + root);
+  }
+
+  // All protections after all writable binds, so a protection always wins over a root.
+  std::vector<std::string> protected_paths;
+  for (const WritableRoot& root : spec.writable_roots) {
+    for (const std::string& sub : root.read_only_subpaths) {
+      if (std::find(protected_paths.begin(), protected_paths.end(), sub) == protected_paths.end()) {
+        protected_paths.push_back(sub);
+      }
+    }
+  }
+  std::stable_sort(protected_paths.begin(), protected_paths.end(), by_specificity);
+  for (const std::string& path : protected_paths) protect(b, features, path, writable, &rules);
+
+  for (const std::string& path : spec.denied_read) mask(b, features, path, "unreadable", &rules);
+  for (const std::string& path : spec.masked_paths) mask(b, features, path, "masked", &rules);
+
+  // Last: the helper must be reachable (even below a private /tmp or a mask) and unchangeable.
+  const std::string& helper = helper_argv.front();
+  b.add({"--ro-bind", helper, helper});
+  b.add({"--chdir", command_cwd, "--"});
+  out.argv.insert(out.argv.end(), helper_argv.begin(), helper_argv.end());
+  return out;
+}
+
+}  // namespace codexd::sandbox::linux_backend

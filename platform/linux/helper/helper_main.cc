@@ -1,0 +1,103 @@
+// codexd-sandbox-helper: the last step before the sandboxed command. bwrap runs it inside the
+// new namespaces (or the daemon runs it directly for the Landlock backend); it sets
+// no_new_privs, drops every capability, applies the Landlock ruleset (Landlock backend),
+// installs the seccomp filter, restores loader variables, closes stray descriptors and
+// execvp()s the command. If any step fails the command is never run: exit 126 with a
+// message on stderr ("codexd-sandbox-helper: ..."), 127 if the command is not found.
+//
+// Built without sanitizers and statically linked: a sanitizer runtime would run code before
+// the filter and its own allocator would need syscalls we refuse; a static binary also
+// ignores LD_PRELOAD & co. entirely.
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "platform/linux/capability_drop.h"
+#include "platform/linux/helper_config.h"
+#include "platform/linux/landlock_ruleset.h"
+#include "platform/linux/landlock_sys.h"
+#include "platform/linux/seccomp_filter.h"
+
+namespace {
+
+using codexd::Status;
+namespace lb = codexd::sandbox::linux_backend;
+
+constexpr int kSetupFailed = 126;
+constexpr int kCommandNotFound = 127;
+
+[[noreturn]] void fail(const char* step, const std::string& message) {
+  std::fprintf(stderr, "codexd-sandbox-helper: %s: %s\n", step, message.c_str());
+  std::fflush(stderr);
+  std::_Exit(kSetupFailed);
+}
+
+void check(const char* step, const Status& status) {
+  if (!status.ok()) fail(step, status.to_string());
+}
+
+void close_stray_descriptors() {
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, 3U, ~0U, 0U) == 0) return;
+#endif
+  long max_fd = ::sysconf(_SC_OPEN_MAX);
+  for (long fd = 3; fd < (max_fd > 0 ? max_fd : 1024); ++fd) ::close(static_cast<int>(fd));
+}
+
+int self_test(const lb::HelperConfig& config) {
+  lb::HelperConfig probe = config;
+  probe.network = false;
+  probe.block_unix_sockets = true;
+  check("self-test seccomp", lb::install_seccomp_filter(probe, /*build_only=*/true));
+  std::printf("codexd-sandbox-helper ok landlock-abi=%d\n", lb::landlock_abi_version());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  codexd::Result<lb::HelperConfig> parsed = lb::parse_helper_args(args);
+  if (!parsed.ok()) fail("arguments", parsed.status().to_string());
+  const lb::HelperConfig& config = *parsed;
+  if (config.self_test) return self_test(config);
+
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("PR_SET_NO_NEW_PRIVS", std::strerror(errno));
+
+  std::vector<lb::LandlockGrant> grants;
+  int abi = 0;
+  if (config.mode == lb::HelperMode::kLandlock) {
+    abi = lb::landlock_abi_version();
+    if (abi < 1) fail("landlock", "Landlock is not available in this kernel");
+    // Listed while capabilities still allow reading every directory; granting on an entry the
+    // command cannot open anyway is harmless.
+    grants = lb::plan_landlock_grants(config, abi);
+  }
+
+  check("capabilities", lb::drop_all_capabilities());
+  if (config.mode == lb::HelperMode::kLandlock) check("landlock", lb::apply_landlock(grants, config, abi));
+  check("seccomp", lb::install_seccomp_filter(config));
+
+  for (const std::string& entry : config.deferred_env) {
+    size_t eq = entry.find('=');
+    if (::setenv(entry.substr(0, eq).c_str(), entry.substr(eq + 1).c_str(), 1) != 0) {
+      fail("setenv", std::strerror(errno));
+    }
+  }
+  close_stray_descriptors();
+
+  std::vector<char*> command;
+  for (const std::string& word : config.command) command.push_back(const_cast<char*>(word.c_str()));
+  command.push_back(nullptr);
+  ::execvp(command[0], command.data());
+  int err = errno;
+  std::fprintf(stderr, "codexd-sandbox-helper: exec %s: %s\n", command[0], std::strerror(err));
+  return (err == ENOENT || err == ENOTDIR) ? kCommandNotFound : kSetupFailed;
+}

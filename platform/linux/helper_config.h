@@ -1,0 +1,42 @@
+// What the in-sandbox helper must do, and its command-line form. The planner (daemon side)
+// renders a HelperConfig into argv; codexd-sandbox-helper parses it back. Keeping both
+// directions here means they cannot drift apart.
+//
+//   codexd-sandbox-helper --mode=bwrap|landlock --network=on|off [--block-unix-sockets]
+//       [--write=DIR]... [--read-only=PATH]... [--no-read=PATH]... [--write-file=FILE]...
+//       [--setenv=NAME=VALUE]... -- COMMAND [ARGS...]
+//   codexd-sandbox-helper --self-test
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platform/base/status.h"
+
+namespace codexd::sandbox::linux_backend {
+
+enum class HelperMode { kBwrap, kLandlock };
+
+struct HelperConfig {
+  HelperMode mode = HelperMode::kBwrap;
+  bool network = false;
+  // Refuse socket(AF_UNIX) and AF_UNIX datagram socketpairs: set when the filesystem view
+  // cannot hide host sockets (Landlock has no mount namespace).
+  bool block_unix_sockets = false;
+  // Landlock only: write is granted below `writable` except below `read_only`; read is
+  // granted everywhere except below `unreadable`; `writable_files` are single files.
+  std::vector<std::string> writable;
+  std::vector<std::string> read_only;
+  std::vector<std::string> unreadable;
+  std::vector<std::string> writable_files;
+  // Loader-affecting variables (LD_PRELOAD ...) applied only after the filter is in place,
+  // so that neither bwrap nor the helper itself ever runs with them.
+  std::vector<std::string> deferred_env;
+  std::vector<std::string> command;
+  bool self_test = false;
+};
+
+std::vector<std::string> render_helper_args(const HelperConfig& config);
+Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args);
+
+}  // namespace codexd::sandbox::linux_backend

@@ -1,0 +1,57 @@
+#include "platform/linux/seccomp_filter.h"
+
+#include <seccomp.h>
+
+#include <cstring>
+#include <memory>
+
+#include "platform/linux/seccomp_rules.h"
+
+namespace codexd::sandbox::linux_backend {
+namespace {
+
+struct FilterDeleter {
+  void operator()(void* ctx) const { seccomp_release(static_cast<scmp_filter_ctx>(ctx)); }
+};
+using FilterPtr = std::unique_ptr<void, FilterDeleter>;
+
+scmp_arg_cmp to_scmp(const ArgCondition& cond) {
+  switch (cond.op) {
+    case ArgOp::kEqual: return SCMP_CMP(cond.arg, SCMP_CMP_EQ, cond.value);
+    case ArgOp::kNotEqual: return SCMP_CMP(cond.arg, SCMP_CMP_NE, cond.value);
+    case ArgOp::kMaskedEqual: return SCMP_CMP(cond.arg, SCMP_CMP_MASKED_EQ, cond.mask, cond.value);
+  }
+  return SCMP_CMP(cond.arg, SCMP_CMP_EQ, cond.value);
+}
+
+Status libseccomp_error(const std::string& what, int rc) {
+  return Internal("seccomp " + what + ": " + std::strerror(-rc));
+}
+
+}  // namespace
+
+Status install_seccomp_filter(const HelperConfig& config, bool build_only) {
+  FilterPtr ctx(seccomp_init(SCMP_ACT_ALLOW));
+  if (!ctx) return Internal("seccomp_init failed");
+  int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+  if (rc != 0) return libseccomp_error("bad-arch action", rc);
+  // no_new_privs is set by the caller before this point (and must stay set); let libseccomp
+  // set it too rather than fail if the caller forgot.
+  rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 1);
+  if (rc != 0) return libseccomp_error("no_new_privs attribute", rc);
+
+  for (const SeccompRule& rule : seccomp_rules(config)) {
+    std::vector<scmp_arg_cmp> conditions;
+    for (const ArgCondition& cond : rule.conditions) conditions.push_back(to_scmp(cond));
+    rc = seccomp_rule_add_array(ctx.get(), SCMP_ACT_ERRNO(static_cast<uint16_t>(rule.errno_value)),
+                                rule.number, static_cast<unsigned>(conditions.size()),
+                                conditions.empty() ? nullptr : conditions.data());
+    if (rc != 0) return libseccomp_error(std::string("rule for ") + rule.syscall, rc);
+  }
+  if (build_only) return Status::Ok();
+  rc = seccomp_load(ctx.get());
+  if (rc != 0) return libseccomp_error("load", rc);
+  return Status::Ok();
+}
+
+}  // namespace codexd::sandbox::linux_backend

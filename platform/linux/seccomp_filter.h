@@ -1,0 +1,14 @@
+// Builds and loads the libseccomp filter described by seccomp_rules().
+#pragma once
+
+#include "platform/base/status.h"
+#include "platform/linux/helper_config.h"
+
+namespace codexd::sandbox::linux_backend {
+
+// Builds the filter for the native architecture only (x32 and i386 syscalls hit the
+// bad-arch action, SIGSYS) and loads it into the calling thread. Requires no_new_privs or
+// CAP_SYS_ADMIN. `build_only` checks that every rule compiles without loading anything.
+Status install_seccomp_filter(const HelperConfig& config, bool build_only = false);
+
+}  // namespace codexd::sandbox::linux_backend

@@ -1,0 +1,119 @@
+#include "platform/sandbox/format.h"
+
+#include <sstream>
+
+namespace codexd::sandbox {
+namespace {
+
+bool is_plain_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '/' || c == '.' || c == '_' || c == '-' || c == '=' || c == ':' || c == ',' ||
+         c == '+' || c == '@' || c == '%';
+}
+
+void append_list(std::ostringstream& out, std::string_view title,
+                 const std::vector<std::string>& items) {
+  out << title << ":";
+  if (items.empty()) out << " (none)";
+  out << "\n";
+  for (const std::string& item : items) out << "  " << item << "\n";
+}
+
+}  // namespace
+
+std::string shell_quote(std::string_view word) {
+  if (!word.empty()) {
+    bool plain = true;
+    for (char c : word) plain = plain && is_plain_word_char(c);
+    if (plain) return std::string(word);
+  }
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += "'";
+  return out;
+}
+
+std::string shell_join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) {
+    if (!out.empty()) out += ' ';
+    out += shell_quote(word);
+  }
+  return out;
+}
+
+std::string format_sandbox_spec(const SandboxSpec& spec) {
+  std::ostringstream out;
+  out << "mode: " << to_string(spec.mode) << "\n";
+  out << "network: " << (spec.network_access ? "allowed" : "disabled") << "\n";
+  out << "writable roots:";
+  if (spec.writable_roots.empty()) out << " (none)";
+  out << "\n";
+  for (const WritableRoot& root : spec.writable_roots) {
+    out << "  " << root.root << "\n";
+    for (const std::string& sub : root.read_only_subpaths) out << "    read-only: " << sub << "\n";
+  }
+  append_list(out, "denied read", spec.denied_read);
+  append_list(out, "masked", spec.masked_paths);
+  if (!spec.notes.empty()) append_list(out, "notes", spec.notes);
+  return out.str();
+}
+
+std::string format_launch_plan(const LaunchPlan& plan) {
+  std::ostringstream out;
+  out << "backend: " << to_string(plan.backend) << "\n";
+  out << "cwd: " << plan.cwd << "\n";
+  out << "argv:\n";
+  // One flag per line with its operands keeps long bwrap invocations readable.
+  std::string line;
+  for (const std::string& word : plan.argv) {
+    bool starts_option = word.size() > 2 && word[0] == '-' && word[1] == '-';
+    if ((starts_option || word == "--") && !line.empty()) {
+      out << "  " << line << " \\\n";
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += shell_quote(word);
+  }
+  if (!line.empty()) out << "  " << line << "\n";
+  out << "env:\n";
+  for (const std::string& entry : plan.env) {
+    size_t eq = entry.find('=');
+    std::string name = entry.substr(0, eq);
+    // Only the sandbox markers are shown with values; other values may be private.
+    bool marker = name == "CODEXD_SANDBOX" || name == "CODEX_SANDBOX_NETWORK_DISABLED";
+    out << "  " << (marker ? entry : name + "=...") << "\n";
+  }
+  append_list(out, "rules", plan.rules);
+  return out.str();
+}
+
+std::string format_capability_report(const CapabilityReport& report) {
+  std::ostringstream out;
+  out << "chosen backend: " << to_string(report.chosen) << "\n";
+  out << "bwrap: " << (report.bwrap_path.empty() ? "(not found)" : report.bwrap_path);
+  if (!report.bwrap_version.empty()) out << " (" << report.bwrap_version << ")";
+  out << "\n";
+  out << "bwrap optional flags:";
+  for (const std::string& flag : report.bwrap_flags) out << " " << flag;
+  if (report.bwrap_flags.empty()) out << " (none)";
+  out << "\n";
+  out << "unprivileged user namespaces: " << (report.user_namespaces_usable ? "usable" : "not usable")
+      << "\n";
+  out << "fresh /proc in sandbox: " << (report.proc_mount_usable ? "yes" : "no (fallback)") << "\n";
+  out << "landlock ABI: " << report.landlock_abi << "\n";
+  out << "seccomp: " << (report.seccomp_available ? "available" : "not available") << "\n";
+  out << "helper: " << (report.helper_path.empty() ? "(none)" : report.helper_path)
+      << (report.helper_usable ? "" : " (not usable)") << "\n";
+  out << "probe time: " << report.probe_millis << " ms\n";
+  append_list(out, "warnings", report.warnings);
+  return out.str();
+}
+
+}  // namespace codexd::sandbox

@@ -1,0 +1,51 @@
+// create_sandbox_manager: the platform's backend, or a manager that refuses everything but
+// danger-full-access where no backend exists yet.
+#include "platform/sandbox/sandbox.h"
+
+#ifdef __linux__
+#include "platform/linux/linux_sandbox_manager.h"
+#endif
+
+namespace codexd::sandbox {
+namespace {
+
+class UnavailableSandboxManager final : public SandboxManager {
+ public:
+  UnavailableSandboxManager() {
+    report_.chosen = Backend::kNone;
+    report_.warnings.push_back("no sandbox backend for this platform yet");
+  }
+  const CapabilityReport& capabilities() const override { return report_; }
+  Result<LaunchPlan> plan(const SandboxSpec& spec, const LaunchRequest& request) const override {
+    if (spec.mode != SandboxMode::kDangerFullAccess) {
+      return Unavailable("no sandbox backend on this platform can enforce " +
+                         std::string(to_string(spec.mode)));
+    }
+    LaunchPlan plan;
+    plan.argv = request.argv;
+    plan.env = request.env;
+    plan.cwd = request.cwd;
+    plan.rules.push_back("danger-full-access: no sandbox");
+    return plan;
+  }
+
+ private:
+  CapabilityReport report_;
+};
+
+}  // namespace
+
+std::unique_ptr<SandboxManager> create_unavailable_sandbox_manager() {
+  return std::make_unique<UnavailableSandboxManager>();
+}
+
+std::unique_ptr<SandboxManager> create_sandbox_manager(const SandboxManagerOptions& options) {
+#ifdef __linux__
+  return linux_backend::create_linux_sandbox_manager(options);
+#else
+  (void)options;
+  return create_unavailable_sandbox_manager();
+#endif
+}
+
+}  // namespace codexd::sandbox
