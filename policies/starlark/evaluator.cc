@@ -41,6 +41,12 @@ Evaluator::Evaluator(const ParsedModule& module, std::vector<Value> globals, con
   function_names_.push_back("<module>");
 }
 
+std::string Evaluator::current_call_location() const {
+  Span site = call_stack_.empty() ? Span{} : call_stack_.back().call_site;
+  LineCol pos = module_.source->position(site.begin);
+  return module_name_ + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column);
+}
+
 void Evaluator::run() { exec_block(module_.statements, &module_frame_); }
 
 void Evaluator::fail_at(Span span, const std::string& message) {

@@ -25,6 +25,8 @@ class Evaluator {
   // Calls a callable from native code (sorted(key=...), etc.), at the current call site.
   Value call(const Value& callee, CallArgs& args);
   const std::string& module_name() const { return module_name_; }
+  // "file:line:col" of the innermost active call (builtins record where they were called).
+  std::string current_call_location() const;
 
  private:
   enum class Flow { kNormal, kBreak, kContinue, kReturn };
