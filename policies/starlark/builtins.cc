@@ -211,12 +211,10 @@ std::vector<std::pair<std::string, Value>> standard_globals(Heap& heap) {
   });
   add("fail", [](Evaluator&, CallArgs& args) -> Value {
     std::string message;
-    std::string sep = " ";
-    for (auto& [name, v] : args.named) {
-      if (name != "sep") throw NativeError{"Found `" + name + "` extra named parameter(s) for call to fail"};
-      if (!v.is(Type::kString)) throw_type_mismatch("sep", "str", v);
-      sep = str_of(v);
-    }
+    const std::string sep = " ";
+    std::string extra;
+    for (auto& [name, v] : args.named) extra += (extra.empty() ? "`" : ", `") + name + "`";
+    if (!extra.empty()) throw NativeError{"Found " + extra + " extra named parameter(s) for call to fail"};
     for (size_t i = 0; i < args.positional.size(); ++i) {
       if (i) message += sep;
       message += to_str(args.positional[i]);

@@ -371,7 +371,9 @@ class Parser {
     Expr* tuple = arena_->new_expr(ExprKind::kTuple, begin);
     tuple->items.push_back(first);
     while (accept(Tok::kComma)) {
-      if (!starts_expression()) break;
+      if (!starts_expression()) {
+        fail(span_from(begin), "unparenthesized tuple with trailing comma");
+      }
       tuple->items.push_back(parse_test());
     }
     tuple->span = span_from(begin);
@@ -494,7 +496,7 @@ class Parser {
       if (*op == BinaryOp::kNotIn) advance();
       Expr* rhs = parse_binary(0);
       e = make_binary(*op, e, rhs, begin);
-      if (comparison_op()) unexpected("new line");  // comparisons do not chain in Starlark
+      if (comparison_op()) unexpected("end of expression (comparisons are not associative in Starlark)");
     }
     return e;
   }

@@ -242,7 +242,7 @@ std::string repr_string(std::string_view s) {
 // Python-style repr: shortest round-trip digits; exponent form outside [1e-4, 1e16).
 std::string format_float(double d) {
   if (std::isnan(d)) return "nan";
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  if (std::isinf(d)) return d > 0 ? "+inf" : "-inf";
   if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
   char buf[64];
   int precision = 1;
@@ -366,10 +366,10 @@ bool dict_remove(DictObj& d, const Value& key, Value* removed) {
 }
 
 void check_mutable(const ListObj& l) {
-  if (l.iterating > 0) throw NativeError{"Cannot mutate an iterable while iterating"};
+  if (l.iterating > 0) throw NativeError{"This operation mutates an iterable for an iterator while iterating."};
 }
 void check_mutable(const DictObj& d) {
-  if (d.iterating > 0) throw NativeError{"Cannot mutate an iterable while iterating"};
+  if (d.iterating > 0) throw NativeError{"This operation mutates an iterable for an iterator while iterating."};
 }
 
 std::string describe_for_type_error(const Value& v) { return type_name(v) + " (repr: " + repr(v) + ")"; }

@@ -1,0 +1,190 @@
+#include "policies/requirement.h"
+
+#include <algorithm>
+
+#include "policies/command_safety.h"
+#include "policies/shell_split.h"
+#include "policies/shlex.h"
+
+namespace codexd::policy {
+namespace {
+
+constexpr const char* kNeverPromptReason = "approval required by policy, but AskForApproval is set to Never";
+constexpr const char* kSandboxApprovalDisabled = "approval policy disallowed sandbox approval prompt";
+constexpr const char* kRulesApprovalDisabled = "approval policy disallowed rule approval prompt";
+
+Decision heuristic_decision(const std::vector<std::string>& argv, const ExecRequest& r, bool complex) {
+  ApprovalPolicyKind kind = r.approval.kind;
+  if (!complex && kind == ApprovalPolicyKind::kUntrusted && is_known_safe_command(argv)) return Decision::kAllow;
+  if (command_might_be_dangerous(argv)) return kind == ApprovalPolicyKind::kNever ? Decision::kForbidden : Decision::kPrompt;
+  if (kind == ApprovalPolicyKind::kNever) return Decision::kAllow;
+  if (kind == ApprovalPolicyKind::kUntrusted) return Decision::kPrompt;
+  // on-request and granular
+  if (r.filesystem != FilesystemPolicyKind::kRestricted) return Decision::kAllow;
+  return r.sandbox_override_requested ? Decision::kPrompt : Decision::kAllow;
+}
+
+std::string render(const std::vector<std::string>& argv) { return shlex_join(argv); }
+
+}  // namespace
+
+const char* approval_policy_name(const ApprovalPolicy& approval) {
+  switch (approval.kind) {
+    case ApprovalPolicyKind::kUntrusted: return "untrusted";
+    case ApprovalPolicyKind::kOnRequest: return "on-request";
+    case ApprovalPolicyKind::kNever: return "never";
+    case ApprovalPolicyKind::kGranular: return "granular";
+  }
+  return "on-request";
+}
+
+std::string escalation_not_allowed_message(const ApprovalPolicy& approval) {
+  // Codex formats the policy with Rust Debug (UnlessTrusted, OnRequest, Never, Granular).
+  const char* debug = "OnRequest";
+  switch (approval.kind) {
+    case ApprovalPolicyKind::kUntrusted: debug = "UnlessTrusted"; break;
+    case ApprovalPolicyKind::kOnRequest: debug = "OnRequest"; break;
+    case ApprovalPolicyKind::kNever: debug = "Never"; break;
+    case ApprovalPolicyKind::kGranular: debug = "Granular"; break;
+  }
+  return std::string("approval policy is ") + debug +
+         "; reject command — you should not ask for escalated permissions if the approval policy is " + debug;
+}
+
+bool is_banned_prefix(const std::vector<std::string>& prefix) {
+  static const std::vector<std::vector<std::string>> kBanned = {
+      {"python3"}, {"python3", "-"}, {"python3", "-c"}, {"python"}, {"python", "-"}, {"python", "-c"}, {"py"},
+      {"py", "-3"}, {"pythonw"}, {"pyw"}, {"pypy"}, {"pypy3"}, {"git"}, {"bash"}, {"bash", "-lc"}, {"sh"},
+      {"sh", "-c"}, {"sh", "-lc"}, {"zsh"}, {"zsh", "-lc"}, {"/bin/zsh"}, {"/bin/zsh", "-lc"}, {"/bin/bash"},
+      {"/bin/bash", "-lc"}, {"pwsh"}, {"pwsh", "-Command"}, {"pwsh", "-c"}, {"powershell"},
+      {"powershell", "-Command"}, {"powershell", "-c"}, {"powershell.exe"}, {"powershell.exe", "-Command"},
+      {"powershell.exe", "-c"}, {"env"}, {"sudo"}, {"node"}, {"node", "-e"}, {"perl"}, {"perl", "-e"}, {"ruby"},
+      {"ruby", "-e"}, {"php"}, {"php", "-r"}, {"lua"}, {"lua", "-e"}, {"osascript"},
+  };
+  return std::find(kBanned.begin(), kBanned.end(), prefix) != kBanned.end();
+}
+
+std::vector<std::vector<std::string>> commands_for_exec_policy(const std::vector<std::string>& argv,
+                                                               bool* used_complex_parsing) {
+  *used_complex_parsing = false;
+  if (auto shell = extract_shell_command(argv)) {
+    if (auto commands = parse_commands_for_exec_policy(shell->script)) return *commands;
+  }
+  return {argv};
+}
+
+ExecRequirement assess_exec(const Policy& policy, const ExecRequest& request) {
+  ExecRequirement out;
+  bool complex = false;
+  std::vector<std::vector<std::string>> commands = commands_for_exec_policy(request.argv, &complex);
+  MatchOptions options;
+  options.resolve_host_executables = true;  // exec always resolves host executables
+  options.cwd = request.cwd;
+  options.home = request.home;
+
+  Decision overall = Decision::kAllow;
+  bool all_explicit_allow = true;
+  bool any_rule_matched = false;
+  bool prompt_from_rule = false;
+  const SegmentAssessment* first_heuristic_prompt = nullptr;
+  const SegmentAssessment* first_heuristic_allow = nullptr;
+  for (const auto& command : commands) {
+    SegmentAssessment seg;
+    seg.argv = command;
+    Evaluation e = policy.check(command, options);
+    if (e.decision) {
+      seg.matched_rule = true;
+      seg.decision = *e.decision;
+      seg.matches = std::move(e.matched_rules);
+      any_rule_matched = true;
+      if (seg.decision == Decision::kPrompt) prompt_from_rule = true;
+    } else {
+      seg.decision = heuristic_decision(command, request, complex);
+      RuleMatch h;
+      h.matched_prefix = command;
+      h.decision = seg.decision;
+      h.heuristic = true;
+      seg.matches.push_back(std::move(h));
+    }
+    if (!(seg.matched_rule && seg.decision == Decision::kAllow)) all_explicit_allow = false;
+    overall = strictest(overall, seg.decision);
+    out.segments.push_back(std::move(seg));
+  }
+  for (const SegmentAssessment& seg : out.segments) {
+    out.matched_rules.insert(out.matched_rules.end(), seg.matches.begin(), seg.matches.end());
+    if (!seg.matched_rule && seg.decision == Decision::kPrompt && !first_heuristic_prompt) first_heuristic_prompt = &seg;
+    if (!seg.matched_rule && seg.decision == Decision::kAllow && !first_heuristic_allow) first_heuristic_allow = &seg;
+  }
+
+  std::string command_text = render(request.argv);
+  if (overall == Decision::kForbidden) {
+    out.kind = ExecRequirement::Kind::kForbidden;
+    std::optional<std::string> justification;
+    size_t longest = 0;
+    for (const RuleMatch& m : out.matched_rules) {
+      if (m.decision == Decision::kForbidden && !m.heuristic && m.matched_prefix.size() >= longest) {
+        longest = m.matched_prefix.size();
+        justification = m.justification;
+      }
+    }
+    if (justification) {
+      out.reason = "`" + command_text + "` rejected: " + *justification;
+    } else if (longest > 0) {
+      out.reason = "`" + command_text + "` rejected: blocked by policy";
+    } else {
+      out.reason = "`" + command_text + "` rejected: command is dangerous and approval is disabled";
+    }
+    return out;
+  }
+
+  // Amendment: the model's own prefix when acceptable, else the first heuristic segment.
+  auto acceptable = [&](const std::vector<std::string>& prefix) {
+    return !prefix.empty() && !is_banned_prefix(prefix) && !any_rule_matched;
+  };
+  if (!complex) {
+    if (request.proposed_prefix_rule && acceptable(*request.proposed_prefix_rule)) {
+      out.proposed_amendment = request.proposed_prefix_rule;
+    } else if (overall == Decision::kPrompt && first_heuristic_prompt && !is_banned_prefix(first_heuristic_prompt->argv)) {
+      out.proposed_amendment = first_heuristic_prompt->argv;
+    } else if (overall == Decision::kAllow && first_heuristic_allow && !is_banned_prefix(first_heuristic_allow->argv)) {
+      out.proposed_amendment = first_heuristic_allow->argv;
+    }
+  }
+
+  if (overall == Decision::kPrompt) {
+    const ApprovalPolicy& a = request.approval;
+    if (a.kind == ApprovalPolicyKind::kNever) {
+      out.kind = ExecRequirement::Kind::kForbidden;
+      out.reason = kNeverPromptReason;
+      out.proposed_amendment.reset();
+      return out;
+    }
+    if (a.kind == ApprovalPolicyKind::kGranular) {
+      if (prompt_from_rule && !a.rules_approval) {
+        out.kind = ExecRequirement::Kind::kForbidden;
+        out.reason = kRulesApprovalDisabled;
+        out.proposed_amendment.reset();
+        return out;
+      }
+      if (!prompt_from_rule && !a.sandbox_approval) {
+        out.kind = ExecRequirement::Kind::kForbidden;
+        out.reason = kSandboxApprovalDisabled;
+        out.proposed_amendment.reset();
+        return out;
+      }
+    }
+    out.kind = ExecRequirement::Kind::kNeedsApproval;
+    std::optional<std::string> justification;
+    for (const RuleMatch& m : out.matched_rules) {
+      if (m.decision == Decision::kPrompt && !m.heuristic && m.justification) justification = m.justification;
+    }
+    out.reason = justification ? "`" + command_text + "` requires approval: " + *justification
+                               : "`" + command_text + "` requires approval";
+    return out;
+  }
+  out.kind = ExecRequirement::Kind::kSkip;
+  out.bypass_sandbox = all_explicit_allow;
+  return out;
+}
+
+}  // namespace codexd::policy

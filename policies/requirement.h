@@ -1,0 +1,67 @@
+// Exec policy -> approval requirement (Codex core's exec_policy.rs): split the command into
+// segments, decide each (rules, else heuristics), take the strictest, and map it under the
+// approval policy to SKIP / NEEDS_APPROVAL / FORBIDDEN.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policies/policy.h"
+
+namespace codexd::policy {
+
+enum class ApprovalPolicyKind { kUntrusted, kOnRequest, kNever, kGranular };
+
+struct ApprovalPolicy {
+  ApprovalPolicyKind kind = ApprovalPolicyKind::kOnRequest;
+  // Granular only: may the user be asked for sandbox/escalation prompts, for rule prompts.
+  bool sandbox_approval = true;
+  bool rules_approval = true;
+};
+
+enum class FilesystemPolicyKind { kRestricted, kUnrestricted, kExternal };
+
+struct ExecRequest {
+  std::vector<std::string> argv;
+  ApprovalPolicy approval;
+  FilesystemPolicyKind filesystem = FilesystemPolicyKind::kRestricted;
+  bool sandbox_override_requested = false;  // require_escalated or with_additional_permissions
+  std::optional<std::vector<std::string>> proposed_prefix_rule;  // the model's prefix_rule
+  std::string cwd;
+  std::string home;
+};
+
+struct SegmentAssessment {
+  std::vector<std::string> argv;
+  Decision decision = Decision::kAllow;
+  std::vector<RuleMatch> matches;  // rule matches, or one heuristic match when no rule matched
+  bool matched_rule = false;
+};
+
+struct ExecRequirement {
+  enum class Kind { kSkip, kNeedsApproval, kForbidden };
+  Kind kind = Kind::kSkip;
+  bool bypass_sandbox = false;  // kSkip: every segment matched an explicit allow rule
+  std::string reason;           // kNeedsApproval / kForbidden
+  std::optional<std::vector<std::string>> proposed_amendment;  // allow prefix_rule to offer
+  std::vector<SegmentAssessment> segments;
+  std::vector<RuleMatch> matched_rules;  // all segments' matches, in order
+};
+
+// The commands the policy looks at: the plain commands of a bash/zsh/sh -c|-lc script
+// (exec-policy variant), or argv itself.
+std::vector<std::vector<std::string>> commands_for_exec_policy(const std::vector<std::string>& argv,
+                                                               bool* used_complex_parsing);
+
+ExecRequirement assess_exec(const Policy& policy, const ExecRequest& request);
+
+// Amendments Codex never proposes (bare interpreters and shells).
+bool is_banned_prefix(const std::vector<std::string>& prefix);
+
+// "Escalation guard": the message for require_escalated under a policy other than on-request.
+std::string escalation_not_allowed_message(const ApprovalPolicy& approval);
+
+const char* approval_policy_name(const ApprovalPolicy& approval);
+
+}  // namespace codexd::policy
