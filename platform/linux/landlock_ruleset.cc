@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <unistd.h>
 
 #include "platform/linux/landlock_sys.h"
 #include "platform/linux/scoped_fd.h"
@@ -64,6 +65,27 @@ void grant_around(const std::string& dir, const std::vector<std::string>& exclud
   }
 }
 
+// A protected path that is a symlink protects what it names too (resolved now, at exec
+// time); a dangling one protects its would-be target so that it cannot be created.
+std::vector<std::string> with_symlink_targets(const std::vector<std::string>& paths) {
+  std::vector<std::string> out = paths;
+  for (const std::string& path : paths) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) continue;
+    Result<std::optional<std::string>> real = canonicalize_existing(path);
+    if (real.ok() && real->has_value()) {
+      out.push_back(**real);
+      continue;
+    }
+    char buf[4096];
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+    if (n <= 0) continue;
+    std::string link(buf, static_cast<size_t>(n));
+    out.push_back(normalize_lexically(link.front() == '/' ? link : join_path(parent_path(path), link)));
+  }
+  return out;
+}
+
 void grant_tree(const std::string& root, const std::vector<std::string>& excluded, uint64_t rights,
                 std::vector<LandlockGrant>* out) {
   if (is_excluded(root, excluded)) return;
@@ -87,7 +109,7 @@ std::vector<LandlockGrant> plan_landlock_grants(const HelperConfig& config, int 
     grant_tree("/", config.unreadable, (landlock::kReadFile | landlock::kExecute) & handled, &grants);
   }
 
-  std::vector<std::string> no_write = config.read_only;
+  std::vector<std::string> no_write = with_symlink_targets(config.read_only);
   no_write.insert(no_write.end(), config.unreadable.begin(), config.unreadable.end());
   uint64_t write = landlock::write_rights(abi);
   for (const std::string& root : config.writable) grant_tree(root, no_write, write, &grants);

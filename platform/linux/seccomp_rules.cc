@@ -178,6 +178,42 @@ void add_unix_socket_block(std::vector<SeccompRule>* rules, bool network) {
                     "socketpair: EPERM for AF_UNIX SOCK_DGRAM (sendmsg could address host sockets)"});
 }
 
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+
+// Landlock does not govern file metadata: a command owning files outside its writable roots
+// (always the case for uid 0) could chmod them (a setuid bit on a root-owned binary, a
+// world-writable /etc file) or set user xattrs. Without a read-only mount to stop it, the
+// Landlock backend refuses these calls everywhere, workspace included.
+void add_metadata_block(std::vector<SeccompRule>* rules) {
+  const std::string modes = "refused (Landlock backend): chmod, fchmod, fchmodat, fchmodat2";
+  refuse(rules, CODEXD_SYSCALL(chmod), modes);
+  refuse(rules, CODEXD_SYSCALL(fchmod), modes);
+  refuse(rules, CODEXD_SYSCALL(fchmodat), modes);
+  refuse(rules, CODEXD_SYSCALL(fchmodat2), modes);
+  const std::string owners = "refused (Landlock backend): chown, fchown, lchown, fchownat";
+  refuse(rules, CODEXD_SYSCALL(chown), owners);
+  refuse(rules, CODEXD_SYSCALL(fchown), owners);
+  refuse(rules, CODEXD_SYSCALL(lchown), owners);
+  refuse(rules, CODEXD_SYSCALL(fchownat), owners);
+  const std::string xattrs = "refused (Landlock backend): setxattr and removexattr families";
+  refuse(rules, CODEXD_SYSCALL(setxattr), xattrs);
+  refuse(rules, CODEXD_SYSCALL(lsetxattr), xattrs);
+  refuse(rules, CODEXD_SYSCALL(fsetxattr), xattrs);
+  refuse(rules, CODEXD_SYSCALL(setxattrat), xattrs);
+  refuse(rules, CODEXD_SYSCALL(removexattr), xattrs);
+  refuse(rules, CODEXD_SYSCALL(lremovexattr), xattrs);
+  refuse(rules, CODEXD_SYSCALL(fremovexattr), xattrs);
+  refuse(rules, CODEXD_SYSCALL(removexattrat), xattrs);
+}
+
 #undef CODEXD_SYSCALL
 
 }  // namespace
@@ -187,6 +223,7 @@ std::vector<SeccompRule> seccomp_rules(const HelperConfig& config) {
   add_always_refused(&rules);
   if (!config.network) add_network_off(&rules);
   if (config.block_unix_sockets) add_unix_socket_block(&rules, config.network);
+  if (config.mode == HelperMode::kLandlock) add_metadata_block(&rules);
   return rules;
 }
 

@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "platform/linux/helper_config.h"
+#include "platform/linux/loader_env.h"
+#include "platform/linux/seccomp_filter.h"
+#include "platform/linux/seccomp_rules.h"
+
+namespace codexd::sandbox::linux_backend {
+namespace {
+
+TEST(HelperConfig, RoundTripsEveryField) {
+  HelperConfig config;
+  config.mode = HelperMode::kLandlock;
+  config.network = false;
+  config.block_unix_sockets = true;
+  config.writable = {"/work/ws", "/tmp"};
+  config.read_only = {"/work/ws/.git"};
+  config.unreadable = {"/root/.ssh"};
+  config.writable_files = {"/dev/null"};
+  config.deferred_env = {"LD_PRELOAD=/x.so", "LD_LIBRARY_PATH=a=b"};
+  config.command = {"sh", "-c", "--mode=bwrap -- x"};
+  Result<HelperConfig> parsed = parse_helper_args(render_helper_args(config));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  EXPECT_EQ(parsed->mode, config.mode);
+  EXPECT_EQ(parsed->network, config.network);
+  EXPECT_EQ(parsed->block_unix_sockets, config.block_unix_sockets);
+  EXPECT_EQ(parsed->writable, config.writable);
+  EXPECT_EQ(parsed->read_only, config.read_only);
+  EXPECT_EQ(parsed->unreadable, config.unreadable);
+  EXPECT_EQ(parsed->writable_files, config.writable_files);
+  EXPECT_EQ(parsed->deferred_env, config.deferred_env);
+  EXPECT_EQ(parsed->command, config.command);
+}
+
+TEST(HelperConfig, RefusesIncompleteOrUnknownArguments) {
+  EXPECT_FALSE(parse_helper_args({"--network=off", "--", "true"}).ok());       // no mode
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--", "true"}).ok());        // no network
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off"}).ok());     // no command
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=chroot", "--network=off", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=maybe", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--write=rel", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--bogus", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--setenv=NOVALUE", "--", "true"}).ok());
+}
+
+TEST(LoaderEnv, LoaderVariablesAreDeferredAndMarkersDropped) {
+  SplitEnvironment split = split_loader_environment(
+      {"PATH=/bin", "LD_PRELOAD=/evil.so", "GLIBC_TUNABLES=x", "MALLOC_ARENA_MAX=2",
+       "CODEXD_SANDBOX=none", "CODEX_SANDBOX_NETWORK_DISABLED=0", "GCONV_PATH=/x", "garbage"});
+  EXPECT_EQ(split.safe, std::vector<std::string>{"PATH=/bin"});
+  EXPECT_EQ(split.deferred, (std::vector<std::string>{"LD_PRELOAD=/evil.so", "GLIBC_TUNABLES=x",
+                                                      "MALLOC_ARENA_MAX=2", "GCONV_PATH=/x"}));
+}
+
+bool has_rule(const std::vector<SeccompRule>& rules, const std::string& name) {
+  return std::any_of(rules.begin(), rules.end(), [&](const SeccompRule& r) { return name == r.syscall; });
+}
+
+TEST(SeccompRules, NetworkOffAddsCodexRulesAndMore) {
+  HelperConfig off;
+  off.network = false;
+  std::vector<SeccompRule> rules = seccomp_rules(off);
+  for (const char* name : {"connect", "bind", "listen", "accept", "accept4", "sendto", "sendmmsg",
+                           "recvmmsg", "getsockopt", "setsockopt", "getpeername", "getsockname",
+                           "shutdown", "socket", "socketpair", "ptrace", "process_vm_readv",
+                           "process_vm_writev", "io_uring_setup", "io_uring_enter",
+                           "io_uring_register", "bpf", "perf_event_open", "keyctl", "add_key",
+                           "request_key", "personality", "unshare", "setns", "mount", "umount2",
+                           "pivot_root", "chroot", "kexec_load", "init_module", "clone", "clone3"}) {
+    EXPECT_TRUE(has_rule(rules, name)) << name;
+  }
+  HelperConfig on;
+  on.network = true;
+  rules = seccomp_rules(on);
+  EXPECT_FALSE(has_rule(rules, "connect"));
+  EXPECT_TRUE(has_rule(rules, "ptrace"));
+}
+
+TEST(SeccompRules, EveryConfigurationCompiles) {
+  for (bool network : {false, true}) {
+    for (bool block_unix : {false, true}) {
+      HelperConfig config;
+      config.network = network;
+      config.block_unix_sockets = block_unix;
+      Status status = install_seccomp_filter(config, /*build_only=*/true);
+      EXPECT_TRUE(status.ok()) << status.to_string();
+    }
+  }
+}
+
+TEST(SeccompRules, DescriptionIsDeduplicated) {
+  HelperConfig config;
+  std::vector<std::string> lines = describe_seccomp_rules(config);
+  int personality_lines = 0;
+  for (const std::string& line : lines) personality_lines += line.find("personality") != std::string::npos;
+  EXPECT_EQ(personality_lines, 1);
+}
+
+}  // namespace
+}  // namespace codexd::sandbox::linux_backend

@@ -1,0 +1,373 @@
+// sandbox_probe: attempts one thing and reports whether it worked. The escape tests run it
+// twice: unsandboxed (the control, which must succeed) and sandboxed (which must fail).
+// Exit 0: the attempt succeeded. Exit 1: it failed (the reason is printed). Exit 2: bad usage.
+// The probe is deliberately plain C-style code with no dependencies on codexd.
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace {
+
+int failed(const char* what) {
+  printf("FAILED %s: %s\n", what, strerror(errno));
+  return 1;
+}
+
+int ok(const char* what) {
+  printf("OK %s\n", what);
+  return 0;
+}
+
+int write_file(const char* path, const char* content, int flags) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC | flags, 0644);
+  if (fd < 0) return failed("open for write");
+  ssize_t n = write(fd, content, strlen(content));
+  int err = errno;
+  close(fd);
+  errno = err;
+  if (n != static_cast<ssize_t>(strlen(content))) return failed("write");
+  return ok("write");
+}
+
+int read_file(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return failed("open for read");
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  int err = errno;
+  close(fd);
+  errno = err;
+  if (n < 0) return failed("read");
+  buf[n] = '\0';
+  printf("CONTENT %s\n", buf);
+  return ok("read");
+}
+
+// Waits for a reply on `fd` (bounded so a lost datagram cannot hang the test forever).
+int expect_pong(int fd, const char* what) {
+  pollfd p{fd, POLLIN, 0};
+  int ready = poll(&p, 1, 10000);
+  if (ready <= 0) {
+    errno = ready == 0 ? ETIMEDOUT : errno;
+    return failed(what);
+  }
+  char buf[16] = {};
+  ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+  if (n < 4 || strncmp(buf, "pong", 4) != 0) return failed(what);
+  return ok(what);
+}
+
+int inet_exchange(int family, int type, const char* host, int port) {
+  int fd = socket(family, type | SOCK_CLOEXEC, 0);
+  if (fd < 0) return failed("socket");
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET, host, &a->sin_addr);
+    len = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET6, host, &a->sin6_addr);
+    len = sizeof *a;
+  }
+  if (type == SOCK_STREAM) {
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) return failed("connect");
+    if (send(fd, "ping", 4, 0) != 4) return failed("send");
+  } else {
+    if (sendto(fd, "ping", 4, 0, reinterpret_cast<sockaddr*>(&addr), len) != 4) return failed("sendto");
+  }
+  return expect_pong(fd, "exchange");
+}
+
+// A minimal DNS query for "codexd.test" type A.
+int dns_query(const char* host, int port) {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return failed("socket");
+  const unsigned char query[] = {0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 6, 'c', 'o', 'd', 'e', 'x',
+                                 'd', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1};
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, host, &a.sin_addr);
+  if (sendto(fd, query, sizeof query, 0, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0) {
+    return failed("sendto");
+  }
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, 10000) <= 0) return failed("dns reply");
+  unsigned char reply[512];
+  ssize_t n = recv(fd, reply, sizeof reply, 0);
+  if (n < 12 || reply[0] != 0x12 || reply[1] != 0x34) return failed("dns reply");
+  return ok("dns");
+}
+
+socklen_t unix_address(const char* path, bool abstract, sockaddr_un* addr) {
+  memset(addr, 0, sizeof *addr);
+  addr->sun_family = AF_UNIX;
+  size_t len = strlen(path);
+  if (abstract) {
+    memcpy(addr->sun_path + 1, path, len);
+    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + len);
+  }
+  memcpy(addr->sun_path, path, len);
+  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len + 1);
+}
+
+int unix_stream(const char* path, bool abstract) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return failed("socket");
+  sockaddr_un addr;
+  socklen_t len = unix_address(path, abstract, &addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) return failed("connect");
+  if (send(fd, "ping", 4, 0) != 4) return failed("send");
+  return expect_pong(fd, "unix exchange");
+}
+
+// Datagram to a host socket path: via socket()+sendto, socket()+sendmsg, or a datagram
+// socketpair whose sendmsg names another address.
+int unix_dgram(const char* path, const char* how) {
+  int fd = -1;
+  if (strcmp(how, "socketpair") == 0) {
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) return failed("socketpair");
+    fd = pair[0];
+  } else {
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return failed("socket");
+  }
+  sockaddr_un addr;
+  socklen_t len = unix_address(path, false, &addr);
+  if (strcmp(how, "sendto") == 0) {
+    if (sendto(fd, "ping", 4, 0, reinterpret_cast<sockaddr*>(&addr), len) != 4) return failed("sendto");
+    return ok("sendto");
+  }
+  char data[] = "ping";
+  iovec iov{data, 4};
+  msghdr msg{};
+  msg.msg_name = &addr;
+  msg.msg_namelen = len;
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (sendmsg(fd, &msg, 0) != 4) return failed("sendmsg");
+  return ok("sendmsg");
+}
+
+int read_capability_set(const char* field, unsigned long long* value) {
+  FILE* f = fopen("/proc/self/status", "re");
+  if (f == nullptr) return -1;
+  char line[256];
+  int found = -1;
+  while (fgets(line, sizeof line, f) != nullptr) {
+    if (strncmp(line, field, strlen(field)) == 0) {
+      *value = strtoull(line + strlen(field), nullptr, 16);
+      found = 0;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+long raw_int80_getpid() {
+  long ret = 20;  // i386 __NR_getpid
+  asm volatile("int $0x80" : "+a"(ret) : : "memory");
+  return ret;
+}
+
+int usage() {
+  fprintf(stderr, "usage: sandbox_probe COMMAND [ARGS]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IONBF, 0);
+  if (argc < 2) return usage();
+  std::string cmd = argv[1];
+  auto arg = [&](int i) -> const char* { return i < argc ? argv[i] : ""; };
+  bool has = argc >= 3;
+
+  if (cmd == "write" && has) return write_file(arg(2), argc > 3 ? arg(3) : "probe\n", O_CREAT | O_TRUNC);
+  if (cmd == "append" && has) return write_file(arg(2), "more\n", O_APPEND);
+  if (cmd == "read" && has) return read_file(arg(2));
+  if (cmd == "unlink" && has) return unlink(arg(2)) == 0 ? ok("unlink") : failed("unlink");
+  if (cmd == "rmdir" && has) return rmdir(arg(2)) == 0 ? ok("rmdir") : failed("rmdir");
+  if (cmd == "mkdir" && has) return mkdir(arg(2), 0755) == 0 ? ok("mkdir") : failed("mkdir");
+  if (cmd == "rename" && argc > 3) return rename(arg(2), arg(3)) == 0 ? ok("rename") : failed("rename");
+  if (cmd == "truncate" && has) return truncate(arg(2), 0) == 0 ? ok("truncate") : failed("truncate");
+  if (cmd == "chmod" && has) return chmod(arg(2), 0777) == 0 ? ok("chmod") : failed("chmod");
+  if (cmd == "chown" && has) return chown(arg(2), getuid(), getgid()) == 0 ? ok("chown") : failed("chown");
+  if (cmd == "setxattr" && has) {
+    return setxattr(arg(2), "user.codexd", "x", 1, 0) == 0 ? ok("setxattr") : failed("setxattr");
+  }
+  if (cmd == "symlink-write" && argc > 3) {  // TARGET LINK: plant a symlink, write through it
+    if (symlink(arg(2), arg(3)) != 0) return failed("symlink");
+    return write_file(arg(3), "via symlink\n", O_CREAT | O_TRUNC);
+  }
+  if (cmd == "hardlink-write" && argc > 3) {  // TARGET LINK
+    if (link(arg(2), arg(3)) != 0) return failed("link");
+    return write_file(arg(3), "via hardlink\n", O_TRUNC);
+  }
+  if (cmd == "list" && has) {
+    int fd = open(arg(2), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return fd >= 0 ? ok("list") : failed("list");
+  }
+  if (cmd == "tcp4" && argc > 3) return inet_exchange(AF_INET, SOCK_STREAM, arg(2), atoi(arg(3)));
+  if (cmd == "tcp6" && argc > 3) return inet_exchange(AF_INET6, SOCK_STREAM, arg(2), atoi(arg(3)));
+  if (cmd == "udp4" && argc > 3) return inet_exchange(AF_INET, SOCK_DGRAM, arg(2), atoi(arg(3)));
+  if (cmd == "dns" && argc > 3) return dns_query(arg(2), atoi(arg(3)));
+  if (cmd == "unix-stream" && has) return unix_stream(arg(2), false);
+  if (cmd == "abstract" && has) return unix_stream(arg(2), true);
+  if (cmd == "unix-dgram" && argc > 3) return unix_dgram(arg(2), arg(3));
+  if (cmd == "socketpair-send") {  // must keep working with the network off
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return failed("socketpair");
+    if (send(pair[0], "ping", 4, 0) != 4) return failed("send");
+    char buf[8];
+    if (recv(pair[1], buf, sizeof buf, 0) != 4) return failed("recv");
+    return ok("socketpair");
+  }
+  if (cmd == "kill" && has) return kill(atoi(arg(2)), SIGCONT) == 0 ? ok("kill") : failed("kill");
+  if (cmd == "ptrace" && has) {
+    pid_t pid = atoi(arg(2));
+    if (ptrace(PTRACE_SEIZE, pid, nullptr, nullptr) != 0) return failed("ptrace");
+    ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+    return ok("ptrace");
+  }
+  if (cmd == "ptrace-traceme") return ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? ok("traceme") : failed("traceme");
+  if (cmd == "mount" && has) {
+    return mount("none", arg(2), "tmpfs", 0, nullptr) == 0 ? ok("mount") : failed("mount");
+  }
+  if (cmd == "chroot") return chroot("/") == 0 ? ok("chroot") : failed("chroot");
+  if (cmd == "unshare-user") return unshare(CLONE_NEWUSER) == 0 ? ok("unshare") : failed("unshare");
+  if (cmd == "unshare-mount") return unshare(CLONE_NEWNS) == 0 ? ok("unshare") : failed("unshare");
+  if (cmd == "clone-newuser") {
+    long pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+    if (pid < 0) return failed("clone");
+    if (pid == 0) _exit(0);
+    waitpid(static_cast<pid_t>(pid), nullptr, 0);
+    return ok("clone");
+  }
+  if (cmd == "clone3") {
+    long rc = syscall(SYS_clone3, nullptr, 0);
+    printf("clone3 errno %d\n", rc < 0 ? errno : 0);
+    return rc < 0 && errno == ENOSYS ? 1 : 0;
+  }
+  if (cmd == "euid") {
+    printf("EUID %d\n", geteuid());
+    return geteuid() == 0 ? 0 : 1;
+  }
+  if (cmd == "caps") {  // success = holds any effective or permitted capability
+    unsigned long long eff = 0, prm = 0, bnd = 0;
+    if (read_capability_set("CapEff:", &eff) != 0 || read_capability_set("CapPrm:", &prm) != 0 ||
+        read_capability_set("CapBnd:", &bnd) != 0) {
+      return failed("read status");
+    }
+    printf("CapEff %llx CapPrm %llx CapBnd %llx\n", eff, prm, bnd);
+    return (eff | prm) != 0 ? 0 : 1;
+  }
+  if (cmd == "setuid-exec" && argc > 3) {  // UID PROGRAM [ARGS]: become UID, then exec PROGRAM
+    int uid = atoi(arg(2));
+    if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) return failed("setresuid");
+    execv(argv[3], argv + 3);
+    return failed("exec");
+  }
+  if (cmd == "sethostname") {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    return sethostname(name, strlen(name)) == 0 ? ok("sethostname") : failed("sethostname");
+  }
+  if (cmd == "rewrite" && has) {  // write a file's current content back (no net change)
+    char buf[4096] = {};
+    int fd = open(arg(2), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return failed("open for read");
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return failed("read");
+    fd = open(arg(2), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return failed("open for write");
+    ssize_t w = write(fd, buf, static_cast<size_t>(n));
+    int err = errno;
+    close(fd);
+    errno = err;
+    return w == n ? ok("rewrite") : failed("write");
+  }
+  if (cmd == "x32-getpid") {
+    long rc = syscall(0x40000000L | SYS_getpid);
+    printf("x32 getpid returned %ld errno %d\n", rc, rc < 0 ? errno : 0);
+    return rc > 0 ? 0 : 1;
+  }
+  if (cmd == "int80-getpid") {
+    long rc = raw_int80_getpid();
+    printf("int80 getpid returned %ld\n", rc);
+    return rc > 0 ? 0 : 1;
+  }
+  if (cmd == "personality") {
+    if (personality(0xffffffff) < 0) return failed("personality query");
+    return personality(ADDR_NO_RANDOMIZE) >= 0 ? ok("personality") : failed("personality");
+  }
+  if (cmd == "io_uring") return syscall(SYS_io_uring_setup, 1, calloc(1, 120)) >= 0 ? ok("io_uring") : failed("io_uring");
+  if (cmd == "bpf") {
+    // BPF_PROG_LOAD with no program: EINVAL means the call itself was allowed.
+    long rc = syscall(SYS_bpf, 5, calloc(1, 128), 128);
+    return (rc >= 0 || errno != EPERM) ? ok("bpf reached the kernel") : failed("bpf");
+  }
+  if (cmd == "keyctl") {
+    long rc = syscall(SYS_keyctl, 0 /*KEYCTL_GET_KEYRING_ID*/, -4 /*user keyring*/, 0);
+    return (rc >= 0 || errno != EPERM) ? ok("keyctl reached the kernel") : failed("keyctl");
+  }
+  if (cmd == "perf") {
+    long rc = syscall(SYS_perf_event_open, calloc(1, 128), 0, -1, -1, 0);
+    return (rc >= 0 || errno != EPERM) ? ok("perf reached the kernel") : failed("perf");
+  }
+  if (cmd == "tiocsti") {
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) return failed("openpt");
+    int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+    if (slave < 0) return failed("open slave");
+    char c = 'x';
+    return ioctl(slave, TIOCSTI, &c) == 0 ? ok("tiocsti") : failed("tiocsti");
+  }
+  if (cmd == "env" && has) {
+    const char* value = getenv(arg(2));
+    printf("ENV %s=%s\n", arg(2), value ? value : "(unset)");
+    return value ? 0 : 1;
+  }
+  if (cmd == "pid") {
+    printf("PID %d\n", getpid());
+    return 0;
+  }
+  if (cmd == "block") {  // stays alive until stdin closes (a victim for signal/ptrace tests)
+    char c;
+    while (read(0, &c, 1) > 0) {
+    }
+    return 0;
+  }
+  if (cmd == "true") return 0;
+  return usage();
+}

@@ -1,0 +1,242 @@
+#include "tests/sandbox/sandbox_test_support.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+namespace codexd::sandbox::testing {
+namespace {
+
+std::vector<char*> c_strings(const std::vector<std::string>& words) {
+  std::vector<char*> out;
+  for (const std::string& w : words) out.push_back(const_cast<char*>(w.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// fork + exec; between them only async-signal-safe calls (the test may run listener threads).
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+            const std::string& cwd, const RunOptions& options, int stdin_fd, int out_fd) {
+  std::vector<char*> c_argv = c_strings(argv);
+  std::vector<char*> c_env = c_strings(env);
+  bool switch_uid = options.uid.has_value();
+  uid_t uid = options.uid.value_or(0);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::setsid();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(125);
+  ::dup2(stdin_fd, 0);
+  ::dup2(out_fd, 1);
+  ::dup2(out_fd, 2);
+  ::syscall(SYS_close_range, 3U, ~0U, 0U);
+  if (switch_uid && (::setgroups(0, nullptr) != 0 || ::setresgid(uid, uid, uid) != 0 ||
+                     ::setresuid(uid, uid, uid) != 0)) {
+    ::_exit(124);
+  }
+  if (::chdir(cwd.c_str()) != 0) ::_exit(123);
+  ::execve(c_argv[0], c_argv.data(), c_env.data());
+  ::_exit(127);
+}
+
+RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+              const std::string& cwd, const RunOptions& options) {
+  int out[2];
+  int in[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+  pid_t pid = spawn(argv, env, cwd, options, in[0], out[1]);
+  ::close(out[1]);
+  ::close(in[0]);
+  if (!options.stdin_data.empty()) {
+    ssize_t ignored = ::write(in[1], options.stdin_data.data(), options.stdin_data.size());
+    (void)ignored;
+  }
+  ::close(in[1]);
+  RunResult result;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) result.output.append(buf, static_cast<size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  return result;
+}
+
+std::string exe_dir_file(const char* name) {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  std::string exe(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  return exe.substr(0, exe.rfind('/') + 1) + name;
+}
+
+}  // namespace
+
+std::string backend_name(TestBackend backend) {
+  return backend == TestBackend::kBwrap ? "bwrap" : "landlock";
+}
+
+const std::string& helper_path() {
+  static const std::string path = CODEXD_TEST_HELPER_PATH;
+  return path;
+}
+
+const std::string& probe_path() {
+  static const std::string path = exe_dir_file("sandbox_probe");
+  return path;
+}
+
+std::string RunResult::describe() const {
+  std::ostringstream out;
+  out << "exit=" << exit_code << " signal=" << term_signal << " output=[" << output << "]";
+  return out.str();
+}
+
+RunResult run_plan(const LaunchPlan& plan, const RunOptions& options) {
+  return run(plan.argv, plan.env, plan.cwd, options);
+}
+
+RunResult run_unsandboxed(const std::vector<std::string>& argv, const std::string& cwd,
+                          const RunOptions& options) {
+  return run(argv, {"PATH=/usr/bin:/bin", "LC_ALL=C"}, cwd, options);
+}
+
+Victim::Victim(const std::string& cwd) {
+  int in[2];
+  int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+  pid_ = spawn({probe_path(), "block"}, {"PATH=/usr/bin:/bin"}, cwd, {}, in[0], devnull);
+  ::close(in[0]);
+  ::close(devnull);
+  stdin_fd_ = in[1];
+}
+
+Victim::~Victim() {
+  ::close(stdin_fd_);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+}
+
+ScratchDir::ScratchDir() {
+  char templ[] = "/var/tmp/codexd-sandbox-test-XXXXXX";
+  if (::mkdtemp(templ) == nullptr) throw std::runtime_error("mkdtemp");
+  ::chmod(templ, 0755);
+  path_ = templ;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string ScratchDir::make_dir(const std::string& name) const {
+  std::string path = sub(name);
+  std::filesystem::create_directories(path);
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+std::string ScratchDir::make_file(const std::string& name, const std::string& content) const {
+  std::string path = sub(name);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+std::string read_file_or(const std::string& path, const std::string& fallback) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fallback;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+const SandboxManager* manager_for(TestBackend backend, std::string* why) {
+  static std::mutex mu;
+  static std::map<TestBackend, std::unique_ptr<SandboxManager>> managers;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = managers.find(backend);
+  if (it == managers.end()) {
+    SandboxManagerOptions options;
+    options.helper_path = helper_path();
+    options.preference = backend == TestBackend::kBwrap ? BackendPreference::kBwrap
+                                                        : BackendPreference::kLandlock;
+    it = managers.emplace(backend, create_sandbox_manager(options)).first;
+  }
+  const CapabilityReport& report = it->second->capabilities();
+  Backend wanted = backend == TestBackend::kBwrap ? Backend::kLinuxBwrap : Backend::kLinuxLandlock;
+  if (report.chosen != wanted) {
+    *why = backend_name(backend) + " backend unusable here:";
+    for (const std::string& w : report.warnings) *why += " " + w + ";";
+    return nullptr;
+  }
+  return it->second.get();
+}
+
+SandboxSpec make_spec(const std::string& cwd, const SpecOptions& options) {
+  SandboxPolicy policy;
+  policy.mode = options.mode;
+  policy.writable_roots = options.extra_writable;
+  policy.network_access = options.network;
+  policy.exclude_slash_tmp = !options.include_slash_tmp;
+  policy.exclude_tmpdir_env_var = true;
+  policy.denied_read = options.denied_read;
+  ResolveContext context;
+  context.cwd = cwd;
+  context.masked_paths = options.masked;
+  Result<SandboxSpec> spec = resolve_sandbox_spec(policy, context);
+  if (!spec.ok()) throw std::runtime_error("resolve_sandbox_spec: " + spec.status().to_string());
+  return *spec;
+}
+
+LaunchPlan make_plan(const SandboxManager& manager, const SandboxSpec& spec,
+                     const std::vector<std::string>& argv, const std::string& cwd,
+                     std::vector<std::string> env) {
+  if (env.empty()) env = {"PATH=/usr/bin:/bin", "LC_ALL=C"};
+  Result<LaunchPlan> plan = manager.plan(spec, {argv, cwd, env});
+  if (!plan.ok()) throw std::runtime_error("plan: " + plan.status().to_string());
+  return *plan;
+}
+
+RunResult run_probe_sandboxed(const SandboxManager& manager, const SandboxSpec& spec,
+                              const std::string& cwd, const std::vector<std::string>& args,
+                              const RunOptions& options) {
+  std::vector<std::string> argv = {probe_path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_plan(make_plan(manager, spec, argv, cwd), options);
+}
+
+RunResult run_probe_unsandboxed(const std::string& cwd, const std::vector<std::string>& args,
+                                const RunOptions& options) {
+  std::vector<std::string> argv = {probe_path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_unsandboxed(argv, cwd, options);
+}
+
+}  // namespace codexd::sandbox::testing

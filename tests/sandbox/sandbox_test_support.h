@@ -1,0 +1,110 @@
+// Shared machinery for the sandbox tests: spawning a LaunchPlan the way the daemon does,
+// control runs without a sandbox, scratch directories, and per-backend managers.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "platform/sandbox/sandbox.h"
+
+namespace codexd::sandbox::testing {
+
+enum class TestBackend { kBwrap, kLandlock };
+std::string backend_name(TestBackend backend);
+
+const std::string& helper_path();  // the built codexd-sandbox-helper
+const std::string& probe_path();   // the built sandbox_probe
+
+struct RunResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  int term_signal = 0;
+  std::string output;  // stdout + stderr
+  bool succeeded() const { return exit_code == 0; }
+  std::string describe() const;
+};
+
+struct RunOptions {
+  std::optional<uid_t> uid;      // switch to this uid/gid before exec (tests run as root)
+  std::string stdin_data;        // written to the child's stdin, then closed
+};
+
+// Execs plan.argv with exactly plan.env in plan.cwd, in a new session with PDEATHSIG and
+// only fds 0-2 open, like the daemon; waits and returns the result.
+RunResult run_plan(const LaunchPlan& plan, const RunOptions& options = {});
+
+// The control: the same probe without any sandbox.
+RunResult run_unsandboxed(const std::vector<std::string>& argv, const std::string& cwd,
+                          const RunOptions& options = {});
+
+// A probe process kept alive until the object dies (stdin pipe closed), for signal, ptrace
+// and /proc tests.
+class Victim {
+ public:
+  explicit Victim(const std::string& cwd);
+  ~Victim();
+  Victim(const Victim&) = delete;
+  Victim& operator=(const Victim&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+};
+
+// A private directory under /var/tmp (not /tmp: the bwrap backend gives the command a
+// private /tmp when /tmp is not a writable root), removed at scope exit.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string sub(const std::string& name) const { return path_ + "/" + name; }
+  // Creates a directory (with parents) / a file with content below the scratch dir.
+  std::string make_dir(const std::string& name) const;
+  std::string make_file(const std::string& name, const std::string& content = "original\n") const;
+
+ private:
+  std::string path_;
+};
+
+std::string read_file_or(const std::string& path, const std::string& fallback = "<missing>");
+bool path_exists(const std::string& path);
+
+// The manager for `backend`, probed once per test process; nullptr when that backend is not
+// usable here (`why` says why).
+const SandboxManager* manager_for(TestBackend backend, std::string* why);
+
+struct SpecOptions {
+  std::vector<std::string> extra_writable;
+  bool network = false;
+  bool include_slash_tmp = false;
+  std::vector<std::string> denied_read;
+  std::vector<std::string> masked;
+  SandboxMode mode = SandboxMode::kWorkspaceWrite;
+};
+SandboxSpec make_spec(const std::string& cwd, const SpecOptions& options = {});
+
+LaunchPlan make_plan(const SandboxManager& manager, const SandboxSpec& spec,
+                     const std::vector<std::string>& argv, const std::string& cwd,
+                     std::vector<std::string> env = {});
+
+// Runs `sandbox_probe args...` sandboxed by `manager` under `spec`, in `cwd`.
+RunResult run_probe_sandboxed(const SandboxManager& manager, const SandboxSpec& spec,
+                              const std::string& cwd, const std::vector<std::string>& args,
+                              const RunOptions& options = {});
+RunResult run_probe_unsandboxed(const std::string& cwd, const std::vector<std::string>& args,
+                                const RunOptions& options = {});
+
+}  // namespace codexd::sandbox::testing
+
+// Skips the current test when `backend` is unusable here, with the reason.
+#define CODEXD_MANAGER_OR_SKIP(var, backend)                                          \
+  std::string codexd_skip_reason_;                                                    \
+  const ::codexd::sandbox::SandboxManager* var =                                     \
+      ::codexd::sandbox::testing::manager_for(backend, &codexd_skip_reason_);        \
+  if (var == nullptr) GTEST_SKIP() << codexd_skip_reason_
