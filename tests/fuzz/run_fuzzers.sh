@@ -1,0 +1,40 @@
+#!/bin/bash
+# Builds the libFuzzer targets in BUILD_DIR (clang, -DCODEXD_FUZZ=ON) and runs each for a
+# share of SECONDS, seeded from the repository's rules files. Exits non-zero on a finding.
+# Usage: tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS
+set -euo pipefail
+BUILD_DIR=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
+SECONDS_TOTAL=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TARGETS=(fuzz_starlark_parse fuzz_starlark_eval fuzz_rules_load fuzz_shell_split)
+
+CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCODEXD_FUZZ=ON \
+  -DCODEXD_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -j2
+
+# Seed corpora: every rules file we ship or test with; shell scripts for the splitter.
+SEEDS="$BUILD_DIR/fuzz-seeds"
+mkdir -p "$SEEDS/rules" "$SEEDS/shell"
+cp "$ROOT"/policies/default.rules "$SEEDS/rules/"
+find "$ROOT/tests/conformance/execpolicy/rules" -name '*.rules' -exec cp {} "$SEEDS/rules/" \;
+i=0
+for s in 'ls -la && git status' "echo 'a b' | wc -l; pwd" 'rg -g"*.py" x || true' 'gh run view 1 > /tmp/log && echo saved' \
+         'FOO=1 make 2>&1 # c' 'echo $(id) `x` ${y}' 'cat <<EOF
+x
+EOF' '(ls) & { a; }'; do
+  printf '%s' "$s" > "$SEEDS/shell/seed$i"; i=$((i + 1))
+done
+
+PER_TARGET=$(( SECONDS_TOTAL / ${#TARGETS[@]} ))
+[ "$PER_TARGET" -lt 1 ] && PER_TARGET=1
+status=0
+for t in "${TARGETS[@]}"; do
+  seed="$SEEDS/rules"; [ "$t" = fuzz_shell_split ] && seed="$SEEDS/shell"
+  work="$BUILD_DIR/fuzz-corpus/$t"; mkdir -p "$work"
+  echo "== $t for ${PER_TARGET}s"
+  if ! (cd "$BUILD_DIR" && "./tests/fuzz/$t" -max_total_time="$PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=4096 -print_final_stats=1 "$work" "$seed" 2>&1 | tail -n 12); then
+    status=1
+  fi
+done
+exit $status
