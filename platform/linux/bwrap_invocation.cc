@@ -120,6 +120,10 @@ Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, co
   std::vector<std::string>& rules = out.rules;
 
   b.add({bwrap_path, "--new-session", "--die-with-parent"});
+  // Without --as-pid-1 bwrap keeps an unfiltered reaper as pid 1 in the sandbox; the command
+  // could reach it through /proc/1 (e.g. /proc/1/mem where Yama allows). With it, the helper
+  // (and then the command) is pid 1 and every process in the sandbox is filtered.
+  if (features.as_pid_1) b.add({"--as-pid-1"});
   b.add({"--unshare-user"});
   if (features.disable_userns) b.add({"--disable-userns"});
   b.add({"--unshare-pid", "--unshare-ipc", "--unshare-uts"});
@@ -131,7 +135,8 @@ Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, co
                   (spec.network_access ? "; host network kept" : ", net (loopback only)"));
   rules.push_back(features.disable_userns ? "nested user namespaces: disabled by bwrap (+ seccomp)"
                                           : "nested user namespaces: refused by seccomp only");
-  rules.push_back("new session (no controlling terminal), killed when the parent dies");
+  rules.push_back(std::string("new session (no controlling terminal), killed when the parent dies") +
+                  (features.as_pid_1 ? "; the command is pid 1 (no unfiltered reaper)" : ""));
 
   b.add({"--ro-bind", "/", "/", "--dev", "/dev"});
   rules.push_back("filesystem: / read-only, fresh minimal /dev (private /dev/shm, new devpts)");

@@ -20,6 +20,7 @@ struct BwrapFeatures {
   bool cap_drop = false;           // --cap-drop ALL
   bool perms = false;              // --perms MODE before --tmpfs
   bool unshare_cgroup_try = false; // --unshare-cgroup-try
+  bool as_pid_1 = false;           // --as-pid-1: no unfiltered bwrap reaper inside the sandbox
   bool proc = true;                // a fresh /proc mounts (else the no-proc fallback)
 };
 

@@ -53,6 +53,7 @@ std::string own_cwd() {
 // now rather than on the first command.
 std::vector<std::string> namespace_probe_argv(const std::string& bwrap, const BwrapFeatures& f, bool with_proc) {
   std::vector<std::string> argv = {bwrap, "--new-session", "--die-with-parent", "--unshare-user"};
+  if (f.as_pid_1) argv.push_back("--as-pid-1");
   if (f.disable_userns) argv.push_back("--disable-userns");
   argv.insert(argv.end(), {"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"});
   if (f.unshare_cgroup_try) argv.push_back("--unshare-cgroup-try");
@@ -89,6 +90,7 @@ void probe_bwrap(const SandboxManagerOptions& options, Clock::time_point deadlin
   f.cap_drop = has_flag(report.bwrap_flags, "--cap-drop");
   f.perms = has_flag(report.bwrap_flags, "--perms");
   f.unshare_cgroup_try = has_flag(report.bwrap_flags, "--unshare-cgroup-try");
+  f.as_pid_1 = has_flag(report.bwrap_flags, "--as-pid-1");
   for (std::string_view required : {"--unshare-user", "--unshare-pid", "--die-with-parent",
                                     "--new-session", "--ro-bind-try", "--chdir", "--tmpfs"}) {
     if (!has_flag(report.bwrap_flags, required)) {

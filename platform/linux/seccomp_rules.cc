@@ -26,11 +26,14 @@ void refuse(std::vector<SeccompRule>* rules, const char* name, int number, std::
 }
 
 void add_always_refused(std::vector<SeccompRule>* rules) {
-  const std::string debug = "refused: ptrace, process_vm_readv/writev, pidfd_getfd (other processes' memory/fds)";
+  const std::string debug =
+      "refused: ptrace, process_vm_readv/writev, pidfd_getfd, process_madvise, kcmp (other processes)";
   refuse(rules, CODEXD_SYSCALL(ptrace), debug);
   refuse(rules, CODEXD_SYSCALL(process_vm_readv), debug);
   refuse(rules, CODEXD_SYSCALL(process_vm_writev), debug);
   refuse(rules, CODEXD_SYSCALL(pidfd_getfd), debug);
+  refuse(rules, CODEXD_SYSCALL(process_madvise), debug);
+  refuse(rules, CODEXD_SYSCALL(kcmp), debug);
 
   const std::string uring = "refused: io_uring_setup/enter/register (bypasses socket and file rules)";
   refuse(rules, CODEXD_SYSCALL(io_uring_setup), uring);

@@ -19,7 +19,7 @@ long index_of(const std::vector<std::string>& argv, const std::vector<std::strin
 
 BwrapFeatures all_features() {
   BwrapFeatures f;
-  f.disable_userns = f.cap_drop = f.perms = f.unshare_cgroup_try = f.proc = true;
+  f.disable_userns = f.cap_drop = f.perms = f.unshare_cgroup_try = f.proc = f.as_pid_1 = true;
   return f;
 }
 
@@ -38,7 +38,7 @@ TEST(BwrapInvocation, LayoutAndOrder) {
   std::vector<std::string> argv = build(spec, ws).argv;
 
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
-  for (const char* flag : {"--new-session", "--die-with-parent", "--unshare-user", "--disable-userns",
+  for (const char* flag : {"--new-session", "--die-with-parent", "--as-pid-1", "--unshare-user", "--disable-userns",
                            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
                            "--unshare-cgroup-try"}) {
     EXPECT_GE(index_of(argv, {flag}), 0) << flag;

@@ -55,6 +55,16 @@ TEST_P(ProcessEscape, NoProcViewOfHostProcesses) {
   expect_blocked(*manager, make_spec(ws_), ws_, {"list", proc});
 }
 
+// Every process the command can see is filtered (bwrap's own reaper would not be).
+TEST_P(ProcessEscape, NoUnfilteredProcessInside) {
+  CODEXD_MANAGER_OR_SKIP(manager, GetParam());
+  if (GetParam() == TestBackend::kLandlock) {
+    GTEST_SKIP() << "Landlock has no pid namespace: host processes are visible (but outside the "
+                    "Landlock domain, so ptrace and /proc/<pid>/mem are refused)";
+  }
+  expect_blocked(*manager, make_spec(ws_), ws_, {"unfiltered-process"});
+}
+
 TEST_P(ProcessEscape, NoMountOrChroot) {
   CODEXD_MANAGER_OR_SKIP(manager, GetParam());
   std::string target = dir_.make_dir("ws/mnt");

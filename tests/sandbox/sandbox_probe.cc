@@ -3,6 +3,7 @@
 // Exit 0: the attempt succeeded. Exit 1: it failed (the reason is printed). Exit 2: bad usage.
 // The probe is deliberately plain C-style code with no dependencies on codexd.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -367,6 +368,29 @@ int main(int argc, char** argv) {
     while (read(0, &c, 1) > 0) {
     }
     return 0;
+  }
+  if (cmd == "unfiltered-process") {  // success = some visible process has no seccomp filter
+    DIR* proc = opendir("/proc");
+    if (proc == nullptr) return failed("opendir /proc");
+    while (dirent* entry = readdir(proc)) {
+      if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+      std::string status = std::string("/proc/") + entry->d_name + "/status";
+      FILE* f = fopen(status.c_str(), "re");
+      if (f == nullptr) continue;
+      char line[256];
+      while (fgets(line, sizeof line, f) != nullptr) {
+        if (strncmp(line, "Seccomp:", 8) == 0 && atoi(line + 8) == 0) {
+          printf("UNFILTERED pid %s\n", entry->d_name);
+          fclose(f);
+          closedir(proc);
+          return 0;
+        }
+      }
+      fclose(f);
+    }
+    closedir(proc);
+    errno = ESRCH;
+    return failed("every visible process is filtered");
   }
   if (cmd == "true") return 0;
   return usage();

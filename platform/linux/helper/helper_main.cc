@@ -9,6 +9,7 @@
 // the filter and its own allocator would need syscalls we refuse; a static binary also
 // ignores LD_PRELOAD & co. entirely.
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -84,6 +85,11 @@ int main(int argc, char** argv) {
   check("capabilities", lb::drop_all_capabilities());
   if (config.mode == lb::HelperMode::kLandlock) check("landlock", lb::apply_landlock(grants, config, abi));
   check("seccomp", lb::install_seccomp_filter(config));
+
+  // No core files (they would land in the writable cwd and may hold secrets); a core_pattern
+  // pipe handler configured on the host still runs, that is host policy.
+  struct rlimit no_core {0, 0};
+  if (::setrlimit(RLIMIT_CORE, &no_core) != 0) fail("RLIMIT_CORE", std::strerror(errno));
 
   for (const std::string& entry : config.deferred_env) {
     size_t eq = entry.find('=');
