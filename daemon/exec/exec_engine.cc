@@ -1,0 +1,172 @@
+#include "daemon/exec/exec_engine.h"
+
+#include <signal.h>
+
+#include "daemon/exec/result_text.h"
+#include "daemon/exec/truncation.h"
+#include "daemon/exec/utf8.h"
+#include "daemon/exec/yield_clamps.h"
+
+namespace codexd::exec {
+
+void render_text(UnifiedOutcome& outcome) {
+  outcome.text = render_unified_exec_text({outcome.chunk_id, outcome.wall_time_seconds, outcome.exit_code,
+                                           outcome.session_id, outcome.original_token_count, outcome.output});
+}
+
+ExecEngine::ExecEngine(boost::asio::io_context& io, StoreLimits store_limits, EngineOptions options,
+                       ProcessStore::IdGenerator ids)
+    : io_(io), options_(options), store_(store_limits, std::move(ids)) {}
+
+std::optional<WaitTicket> ExecEngine::exec(SessionMetadata metadata, const LaunchSpec& launch, Clock::time_point start,
+                                           uint32_t yield_ms, uint32_t max_output_tokens, Done done) {
+  auto id = store_.reserve_id();
+  if (!id.ok()) {
+    done(id.status());
+    return std::nullopt;
+  }
+  posix::SpawnRequest request;
+  request.executable = launch.executable;
+  request.argv = launch.argv;
+  request.env = launch.env;
+  request.cwd = launch.cwd;
+  request.stdio = launch.tty ? posix::StdioMode::kPty : posix::StdioMode::kPipesMerged;
+  request.rows = launch.rows;
+  request.cols = launch.cols;
+  request.credentials = launch.run_as;
+  auto spawned = posix::spawn_process(request);
+  if (!spawned.ok()) {
+    store_.release_id(*id);
+    done(spawned.status());
+    return std::nullopt;
+  }
+  metadata.id = *id;
+  metadata.tty = launch.tty;
+  metadata.sandbox = launch.sandbox;
+  auto session = Session::start(io_, std::move(metadata), std::move(spawned).value(), options_.session_limits);
+  store_.insert(session);
+  const int session_id = *id;
+  auto wait_id = session->wait(WaitMode::kUntilDeadlineOrExit, start + std::chrono::milliseconds(yield_ms),
+                               [this, session_id, start, max_output_tokens, done](Collected collected) {
+                                 on_collected(session_id, start, max_output_tokens, false, std::move(collected), done);
+                               });
+  return WaitTicket{session_id, wait_id};
+}
+
+std::optional<WaitTicket> ExecEngine::write_stdin(const Requester& requester, int session_id, std::string chars,
+                                                  std::optional<uint32_t> yield_ms, uint32_t max_output_tokens,
+                                                  Done done) {
+  const auto start = Clock::now();
+  auto found = store_.find(session_id, requester);
+  if (!found.ok()) {
+    done(found.status());
+    return std::nullopt;
+  }
+  auto session = *found;
+  const bool empty = chars.empty();
+  if (!empty) {
+    if (!session->metadata().tty) {
+      // A lone Ctrl-C on a pipe session interrupts the group; anything else cannot be delivered.
+      if (chars == "\x03") {
+        Status st = session->interrupt();
+        if (!st.ok()) {
+          done(st);
+          return std::nullopt;
+        }
+      } else {
+        done(FailedPrecondition("stdin is closed for this session; rerun exec_command with tty=true to keep stdin open"));
+        return std::nullopt;
+      }
+    } else if (!session->has_exited()) {
+      Status st = session->write_input(std::move(chars));
+      if (!st.ok() && st.code() != StatusCode::kFailedPrecondition) {
+        done(st);
+        return std::nullopt;
+      }
+    }
+  }
+  const uint32_t yield = clamp_write_yield_ms(yield_ms, empty, options_.max_poll_ms);
+  auto wait_id = session->wait(WaitMode::kUntilDeadlineOrExit, start + std::chrono::milliseconds(yield),
+                               [this, session_id, start, max_output_tokens, done](Collected collected) {
+                                 on_collected(session_id, start, max_output_tokens, false, std::move(collected), done);
+                               });
+  return WaitTicket{session_id, wait_id};
+}
+
+std::optional<WaitTicket> ExecEngine::poll(const Requester& requester, int session_id, uint32_t yield_ms,
+                                           uint32_t max_output_tokens, Done done) {
+  const auto start = Clock::now();
+  auto found = store_.find(session_id, requester);
+  if (!found.ok()) {
+    done(found.status());
+    return std::nullopt;
+  }
+  const uint32_t yield = clamp_poll_yield_ms(yield_ms, options_.max_poll_ms);
+  auto wait_id = (*found)->wait(WaitMode::kUntilActivity, start + std::chrono::milliseconds(yield),
+                                [this, session_id, start, max_output_tokens, done](Collected collected) {
+                                  on_collected(session_id, start, max_output_tokens, false, std::move(collected), done);
+                                });
+  return WaitTicket{session_id, wait_id};
+}
+
+void ExecEngine::abandon(const WaitTicket& ticket) {
+  auto found = store_.find(ticket.session_id, Requester{0, true});
+  if (found.ok()) (*found)->cancel_wait(ticket.wait_id);
+}
+
+void ExecEngine::on_collected(int session_id, Clock::time_point start, uint32_t max_output_tokens, bool,
+                              Collected collected, const Done& done) {
+  UnifiedOutcome outcome;
+  outcome.chunk_id = generate_chunk_id();
+  outcome.wall_time_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  outcome.raw_output = utf8_lossy(collected.output);
+  outcome.original_token_count = approx_token_count(outcome.raw_output);
+  outcome.output = formatted_truncate_text(outcome.raw_output, max_output_tokens);
+  outcome.output_offset = collected.output_offset;
+  if (collected.exit) {
+    // Reported once: the session is gone from now on ("Unknown process id N").
+    outcome.exit_code = collected.exit->exit_code;
+    outcome.signal = collected.exit->signal;
+    store_.remove(session_id);
+  } else {
+    outcome.session_id = session_id;
+    std::string warning = store_.session_count_warning();
+    if (!warning.empty()) outcome.warnings.push_back(std::move(warning));
+  }
+  render_text(outcome);
+  done(std::move(outcome));
+}
+
+Status ExecEngine::send_input(const Requester& requester, int session_id, std::string data) {
+  CODEXD_ASSIGN_OR_RETURN(auto session, store_.find(session_id, requester));
+  if (session->has_exited()) return FailedPrecondition("process id " + std::to_string(session_id) + " has exited");
+  return session->write_input(std::move(data));
+}
+
+Status ExecEngine::resize(const Requester& requester, int session_id, unsigned short rows, unsigned short cols) {
+  CODEXD_ASSIGN_OR_RETURN(auto session, store_.find(session_id, requester));
+  return session->resize(rows, cols);
+}
+
+Result<bool> ExecEngine::cancel(const Requester& requester, int session_id, CancelMode mode,
+                                std::chrono::milliseconds grace) {
+  CODEXD_ASSIGN_OR_RETURN(auto session, store_.find(session_id, requester));
+  const bool running = !session->has_exited();
+  if (!running) return false;
+  switch (mode) {
+    case CancelMode::kInterrupt: {
+      Status st = session->interrupt();
+      if (!st.ok()) return st;
+      break;
+    }
+    case CancelMode::kTerminate: session->terminate(grace); break;
+    case CancelMode::kKill: session->kill(); break;
+  }
+  return true;
+}
+
+void ExecEngine::kill_all() {
+  for (auto& session : store_.take_all()) session->shutdown_now();
+}
+
+}  // namespace codexd::exec

@@ -1,0 +1,99 @@
+// The ProcessStore's operations as the API sees them: spawn a session and wait, write, poll,
+// cancel, list. Produces Codex-shaped outcomes (truncated output, token counts, result text).
+// Runs on the core io thread; completions are callbacks, so no thread waits.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "daemon/exec/launch_spec.h"
+#include "daemon/exec/process_store.h"
+#include "daemon/exec/session.h"
+#include "platform/base/status.h"
+
+namespace codexd::exec {
+
+// One exec_command / write_stdin / poll result.
+struct UnifiedOutcome {
+  std::string chunk_id;
+  double wall_time_seconds = 0;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::optional<int> session_id;
+  std::string output;           // valid UTF-8, truncated to max_output_tokens
+  std::string raw_output;       // untruncated (lossy UTF-8), for the sandbox-denial heuristic
+  uint64_t original_token_count = 0;
+  uint64_t output_offset = 0;
+  std::vector<std::string> warnings;
+  // Rendered last (after the orchestrator may have changed fields), see render_text().
+  std::string text;
+};
+void render_text(UnifiedOutcome& outcome);
+
+struct EngineOptions {
+  SessionLimits session_limits;
+  uint32_t max_poll_ms = 300'000;  // background_terminal_max_timeout
+};
+
+// A wait in progress, so that the RPC can give up on it (client went away).
+struct WaitTicket {
+  int session_id = 0;
+  Session::WaitId wait_id = 0;
+};
+
+class ExecEngine {
+ public:
+  using Done = std::function<void(Result<UnifiedOutcome>)>;
+
+  ExecEngine(boost::asio::io_context& io, StoreLimits store_limits, EngineOptions options,
+             ProcessStore::IdGenerator ids = {});
+
+  // Spawns `launch`, stores the session before waiting (so a caller that goes away never
+  // kills it), waits until `start + yield` or exit. An exit within the wait is reported inline
+  // without a session id and the session is gone.
+  std::optional<WaitTicket> exec(SessionMetadata metadata, const LaunchSpec& launch, Clock::time_point start,
+                                 uint32_t yield_ms, uint32_t max_output_tokens, Done done);
+
+  // write_stdin: bytes then wait (empty bytes = poll with Codex's clamps).
+  std::optional<WaitTicket> write_stdin(const Requester& requester, int session_id, std::string chars,
+                                        std::optional<uint32_t> yield_ms, uint32_t max_output_tokens, Done done);
+  // Poll: returns at the first new output or exit, or after yield_ms (0: at once).
+  std::optional<WaitTicket> poll(const Requester& requester, int session_id, uint32_t yield_ms,
+                                 uint32_t max_output_tokens, Done done);
+  void abandon(const WaitTicket& ticket);
+
+  Status send_input(const Requester& requester, int session_id, std::string data);
+  Status resize(const Requester& requester, int session_id, unsigned short rows, unsigned short cols);
+
+  enum class CancelMode { kInterrupt, kTerminate, kKill };
+  // Returns whether the process was still running.
+  Result<bool> cancel(const Requester& requester, int session_id, CancelMode mode, std::chrono::milliseconds grace);
+
+  Result<std::shared_ptr<Session>> find(const Requester& requester, int session_id) {
+    return store_.find(session_id, requester);
+  }
+  std::vector<std::shared_ptr<Session>> list(const Requester& requester, bool all_users) const {
+    return store_.list(requester, all_users);
+  }
+  size_t live_sessions() const { return store_.size(); }
+  uint64_t total_sessions() const { return store_.total_created(); }
+
+  // Shutdown: SIGKILL every session's group and reap.
+  void kill_all();
+
+ private:
+  void on_collected(int session_id, Clock::time_point start, uint32_t max_output_tokens, bool reserved_only,
+                    Collected collected, const Done& done);
+
+  boost::asio::io_context& io_;
+  EngineOptions options_;
+  ProcessStore store_;
+};
+
+}  // namespace codexd::exec

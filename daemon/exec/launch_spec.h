@@ -1,0 +1,24 @@
+// What to spawn, after policy, approval and sandbox choice: the last step of the plan.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "platform/posix/spawn.h"
+
+namespace codexd::exec {
+
+struct LaunchSpec {
+  std::string executable;          // absolute path handed to execve (bwrap, the helper, or the command)
+  std::vector<std::string> argv;   // argv[0] included
+  std::vector<std::string> env;    // the child's whole environment
+  std::string cwd;
+  bool tty = false;
+  unsigned short rows = 24;
+  unsigned short cols = 80;
+  std::optional<posix::Credentials> run_as;  // system mode: the caller's identity
+  std::string sandbox = "none";    // backend name, for status and results
+};
+
+}  // namespace codexd::exec

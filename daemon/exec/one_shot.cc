@@ -1,0 +1,188 @@
+#include "daemon/exec/one_shot.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+namespace codexd::exec {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr auto kCancelGrace = std::chrono::milliseconds(50);     // CANCELLATION_TERMINATION_GRACE_PERIOD
+constexpr auto kIoDrainTimeout = std::chrono::milliseconds(2000);  // IO_DRAIN_TIMEOUT_MS
+constexpr size_t kReadChunk = 8192;
+
+}  // namespace
+
+std::string aggregate_output(const std::string& out, const std::string& err, size_t cap) {
+  if (out.size() + err.size() <= cap) return out + err;
+  size_t want_out = std::min(out.size(), cap / 3);
+  size_t want_err = std::min(err.size(), cap - want_out);
+  size_t spare = cap - want_out - want_err;
+  size_t take_out = std::min(out.size(), want_out + spare);
+  return out.substr(0, take_out) + err.substr(0, want_err);
+}
+
+std::string one_shot_content(const OneShotOutcome& outcome) {
+  std::string content;
+  if (outcome.timed_out) content = "command timed out after " + std::to_string(outcome.timeout_ms) + " milliseconds\n";
+  content += outcome.aggregated;
+  return content;
+}
+
+Result<std::shared_ptr<OneShotRun>> OneShotRun::start(asio::io_context& io, const LaunchSpec& launch,
+                                                      uint32_t timeout_ms, Done done) {
+  posix::SpawnRequest request;
+  request.executable = launch.executable;
+  request.argv = launch.argv;
+  request.env = launch.env;
+  request.cwd = launch.cwd;
+  request.stdio = posix::StdioMode::kPipesSeparate;
+  request.credentials = launch.run_as;
+  CODEXD_ASSIGN_OR_RETURN(auto process, posix::spawn_process(request));
+  std::shared_ptr<OneShotRun> run(new OneShotRun(io, std::move(process), timeout_ms, std::move(done)));
+  run->begin();
+  return run;
+}
+
+OneShotRun::OneShotRun(asio::io_context& io, posix::SpawnedProcess process, uint32_t timeout_ms, Done done)
+    : io_(io),
+      pid_(process.pid),
+      start_(Clock::now()),
+      pidfd_(io, process.pidfd.release()),
+      stdout_(io, process.output.release()),
+      stderr_(io, process.error.release()),
+      timeout_timer_(io),
+      drain_timer_(io),
+      kill_timer_(io),
+      stdout_buffer_(kReadChunk),
+      stderr_buffer_(kReadChunk),
+      done_(std::move(done)) {
+  outcome_.timeout_ms = timeout_ms;
+}
+
+OneShotRun::~OneShotRun() {
+  if (!reaped_) {
+    posix::signal_process_group(pid_, SIGKILL).ok();
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info, WEXITED) < 0 &&
+           errno == EINTR) {
+    }
+  }
+}
+
+void OneShotRun::begin() {
+  auto self = shared_from_this();
+  pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, [self](const boost::system::error_code& ec) {
+    if (!ec) self->on_exit_ready();
+  });
+  read(stdout_, stdout_buffer_, outcome_.stdout_bytes, stdout_closed_);
+  read(stderr_, stderr_buffer_, outcome_.stderr_bytes, stderr_closed_);
+  timeout_timer_.expires_after(std::chrono::milliseconds(outcome_.timeout_ms));
+  timeout_timer_.async_wait([self](const boost::system::error_code& ec) {
+    if (ec || self->exit_) return;
+    // Codex: expiration kills the group at once, no SIGTERM grace; reported as exit 124.
+    self->outcome_.timed_out = true;
+    posix::signal_process_group(self->pid_, SIGKILL).ok();
+  });
+}
+
+void OneShotRun::read(asio::posix::stream_descriptor& stream, std::vector<char>& buffer, std::string& sink,
+                      bool& closed) {
+  stream.async_read_some(asio::buffer(buffer), [self = shared_from_this(), &stream, &buffer, &sink, &closed](
+                                                   const boost::system::error_code& ec, size_t n) {
+    // Past the cap, bytes are read and dropped so the pipe never back-pressures the command.
+    if (n > 0 && sink.size() < kOneShotStreamCap) sink.append(buffer.data(), std::min(n, kOneShotStreamCap - sink.size()));
+    if (ec) {
+      closed = true;
+      self->maybe_complete();
+      return;
+    }
+    self->read(stream, buffer, sink, closed);
+  });
+}
+
+void OneShotRun::on_exit_ready() {
+  siginfo_t info{};
+  int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
+                    WEXITED | WNOHANG | WNOWAIT);
+  if (rc == 0 && info.si_pid == 0) {
+    pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
+                      [self = shared_from_this()](const boost::system::error_code& ec) {
+                        if (!ec) self->on_exit_ready();
+                      });
+    return;
+  }
+  ExitStatus status;
+  if (rc == 0) {
+    if (info.si_code == CLD_EXITED) {
+      status.exit_code = info.si_status;
+    } else {
+      status.signal = info.si_status;
+      status.exit_code = 128 + info.si_status;
+    }
+  }
+  exit_ = status;
+  timeout_timer_.cancel();
+  // Readers get IO_DRAIN_TIMEOUT after the exit; a grandchild holding a pipe is not waited for.
+  drain_timer_.expires_after(kIoDrainTimeout);
+  drain_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->complete();
+  });
+  maybe_complete();
+}
+
+void OneShotRun::maybe_complete() {
+  if (exit_ && stdout_closed_ && stderr_closed_) complete();
+}
+
+void OneShotRun::complete() {
+  if (completed_) return;
+  completed_ = true;
+  drain_timer_.cancel();
+  kill_timer_.cancel();
+  // A one-shot command leaves nothing behind: kill the rest of its group, then reap the leader.
+  posix::signal_process_group(pid_, SIGKILL).ok();
+  siginfo_t info{};
+  while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info, WEXITED) < 0 &&
+         errno == EINTR) {
+  }
+  reaped_ = true;
+  boost::system::error_code ignored;
+  stdout_.close(ignored);
+  stderr_.close(ignored);
+  pidfd_.close(ignored);
+
+  outcome_.wall_time_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  if (outcome_.timed_out) {
+    outcome_.exit_code = kTimeoutExitCode;
+  } else if (outcome_.cancelled) {
+    outcome_.exit_code = 1;  // Codex reports a cancelled command as exit 1
+    outcome_.signal = exit_ ? exit_->signal : std::nullopt;
+  } else if (exit_) {
+    outcome_.exit_code = exit_->exit_code;
+    outcome_.signal = exit_->signal;
+  }
+  outcome_.aggregated = aggregate_output(outcome_.stdout_bytes, outcome_.stderr_bytes);
+  auto done = std::move(done_);
+  if (done) done(std::move(outcome_));
+}
+
+void OneShotRun::cancel() {
+  if (completed_ || exit_) return;
+  outcome_.cancelled = true;
+  posix::signal_process_group(pid_, SIGTERM).ok();
+  kill_timer_.expires_after(kCancelGrace);
+  kill_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec && !self->exit_) posix::signal_process_group(self->pid_, SIGKILL).ok();
+  });
+}
+
+}  // namespace codexd::exec

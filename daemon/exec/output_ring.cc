@@ -1,0 +1,54 @@
+#include "daemon/exec/output_ring.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace codexd::exec {
+
+OutputRing::OutputRing(size_t capacity) : buffer_(std::max<size_t>(capacity, 1)) {}
+
+void OutputRing::append(std::string_view data) {
+  const size_t cap = buffer_.size();
+  if (data.size() >= cap) {
+    // Only the last `cap` bytes survive; lay them out so that slot = offset % cap holds.
+    end_ += data.size();
+    data.remove_prefix(data.size() - cap);
+    size_ = cap;
+    uint64_t first = end_ - cap;
+    for (size_t i = 0; i < cap;) {
+      size_t slot = static_cast<size_t>((first + i) % cap);
+      size_t run = std::min(cap - i, cap - slot);
+      std::memcpy(buffer_.data() + slot, data.data() + i, run);
+      i += run;
+    }
+    return;
+  }
+  size_t written = 0;
+  while (written < data.size()) {
+    size_t slot = static_cast<size_t>((end_ + written) % cap);
+    size_t run = std::min(data.size() - written, cap - slot);
+    std::memcpy(buffer_.data() + slot, data.data() + written, run);
+    written += run;
+  }
+  end_ += data.size();
+  size_ = std::min(cap, size_ + data.size());
+}
+
+std::string OutputRing::read(uint64_t offset, size_t max_bytes) const {
+  assert(offset >= begin_offset() && offset <= end_);
+  const size_t cap = buffer_.size();
+  size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - offset, max_bytes));
+  std::string out;
+  out.resize(n);
+  size_t copied = 0;
+  while (copied < n) {
+    size_t slot = static_cast<size_t>((offset + copied) % cap);
+    size_t run = std::min(n - copied, cap - slot);
+    std::memcpy(out.data() + copied, buffer_.data() + slot, run);
+    copied += run;
+  }
+  return out;
+}
+
+}  // namespace codexd::exec

@@ -1,0 +1,380 @@
+#include "daemon/exec/session.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <boost/asio/write.hpp>
+#include <cerrno>
+
+#include "platform/posix/pty.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+namespace codexd::exec {
+namespace {
+
+namespace asio = boost::asio;
+
+// Codex: after the exit, output is still collected for at most 50 ms by a waiting call...
+constexpr auto kPostExitCollectCap = std::chrono::milliseconds(50);
+// ...and the stream keeps reading 100 ms of trailing output before it is considered drained.
+constexpr auto kTrailingOutputGrace = std::chrono::milliseconds(100);
+constexpr size_t kReadChunk = 64 * 1024;
+
+ExitStatus exit_status_from(const siginfo_t& info) {
+  ExitStatus status;
+  if (info.si_code == CLD_EXITED) {
+    status.exit_code = info.si_status;
+  } else {  // CLD_KILLED / CLD_DUMPED
+    status.signal = info.si_status;
+    status.exit_code = 128 + info.si_status;
+  }
+  return status;
+}
+
+}  // namespace
+
+std::shared_ptr<Session> Session::start(asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process,
+                                        SessionLimits limits) {
+  std::shared_ptr<Session> session(new Session(io, std::move(metadata), std::move(process), limits));
+  session->begin();
+  return session;
+}
+
+Session::Session(asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process, SessionLimits limits)
+    : io_(io),
+      metadata_(std::move(metadata)),
+      limits_(limits),
+      pid_(process.pid),
+      pidfd_(io, process.pidfd.release()),
+      output_(io, process.output.release()),
+      input_(io),
+      trailing_timer_(io),
+      kill_timer_(io),
+      read_buffer_(kReadChunk),
+      last_used_(Clock::now()),
+      pending_(limits.poll_buffer_bytes),
+      ring_(limits.attach_window_bytes) {
+  if (process.input.valid()) input_.assign(process.input.release());
+}
+
+Session::~Session() {
+  if (!reaped_ && pid_ > 0) {
+    // Losing the last reference to a live process kills its group (Codex's Drop behaviour).
+    posix::signal_process_group(pid_, SIGKILL).ok();
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info, WEXITED) < 0 &&
+           errno == EINTR) {
+    }
+  }
+}
+
+void Session::begin() {
+  watch_exit();
+  read_more();
+}
+
+// ---- output ---------------------------------------------------------------------------------
+
+bool Session::reading_blocked_by_lossless_watcher() const {
+  for (const auto& [id, w] : watchers_) {
+    if (w.lossless && ring_.end_offset() - w.offset + read_buffer_.size() > ring_.capacity()) return true;
+  }
+  return false;
+}
+
+void Session::read_more() {
+  if (reading_ || output_closed_ || !output_.is_open() || reading_blocked_by_lossless_watcher()) return;
+  reading_ = true;
+  output_.async_read_some(asio::buffer(read_buffer_),
+                          [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
+                            self->on_read(ec, n);
+                          });
+}
+
+void Session::on_read(const boost::system::error_code& ec, size_t n) {
+  reading_ = false;
+  if (n > 0) on_output(std::string_view(read_buffer_.data(), n));
+  if (ec) {
+    if (ec == asio::error::operation_aborted && !output_.is_open()) return;  // abandoned on purpose
+    // EOF on a pipe; EIO on a PTY master once every slave fd is closed.
+    on_output_closed();
+    return;
+  }
+  read_more();
+}
+
+void Session::on_output(std::string_view data) {
+  pending_.push(data);
+  ring_.append(data);
+  evaluate_waiters();
+  fire_activity();
+}
+
+void Session::on_output_closed() {
+  if (output_closed_) return;
+  output_closed_ = true;
+  boost::system::error_code ignored;
+  output_.close(ignored);
+  maybe_finish();
+  evaluate_waiters();
+  fire_activity();
+}
+
+// ---- exit -----------------------------------------------------------------------------------
+
+void Session::watch_exit() {
+  pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
+                    [self = shared_from_this()](const boost::system::error_code& ec) {
+                      if (!ec) self->on_exit_ready();
+                    });
+}
+
+void Session::on_exit_ready() {
+  siginfo_t info{};
+  // WNOWAIT: leave the leader a zombie so its pid (= the process-group id) cannot be reused
+  // while we may still signal the group; it is reaped in finish().
+  int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
+                    WEXITED | WNOHANG | WNOWAIT);
+  if (rc != 0 || info.si_pid == 0) {
+    if (rc != 0 && errno == ECHILD) {  // reaped elsewhere: nothing more to learn
+      exit_ = ExitStatus{};
+      reaped_ = true;
+    } else {
+      watch_exit();
+      return;
+    }
+  } else {
+    exit_ = exit_status_from(info);
+  }
+  exit_seen_at_ = Clock::now();
+  maybe_finish();
+  if (!finished_) {
+    // Output still open: a background child may hold it. Give it the trailing grace, then kill
+    // what is left of the group, then (if the stream still does not close) abandon it.
+    trailing_timer_.expires_after(kTrailingOutputGrace);
+    trailing_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec || self->finished_) return;
+      if (!self->reaped_) posix::signal_process_group(self->pid_, SIGKILL).ok();
+      self->trailing_timer_.expires_after(kTrailingOutputGrace);
+      self->trailing_timer_.async_wait([self](const boost::system::error_code& ec2) {
+        if (ec2 || self->finished_) return;
+        if (self->reading_blocked_by_lossless_watcher()) return;  // a watcher is still catching up
+        // Someone outside the group (setsid) holds the pipe; stop listening.
+        self->on_output_closed();
+      });
+    });
+  }
+  evaluate_waiters();
+  fire_activity();
+}
+
+void Session::maybe_finish() {
+  if (!finished_ && exit_ && output_closed_) finish();
+}
+
+void Session::finish() {
+  finished_ = true;
+  trailing_timer_.cancel();
+  if (!reaped_) {
+    // Kill what the command left behind in its group, then reap the zombie leader.
+    posix::signal_process_group(pid_, SIGKILL).ok();
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
+                    WEXITED | WNOHANG) < 0 &&
+           errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+  boost::system::error_code ignored;
+  pidfd_.close(ignored);
+  kill_timer_.cancel();
+  input_queue_.clear();
+  input_.close(ignored);
+}
+
+// ---- waiting --------------------------------------------------------------------------------
+
+Session::WaitId Session::wait(WaitMode mode, Clock::time_point deadline, std::function<void(Collected)> done) {
+  WaitId id = next_wait_id_++;
+  auto timer = std::make_unique<asio::steady_timer>(io_);
+  timer->expires_at(deadline);
+  timer->async_wait([self = shared_from_this(), id](const boost::system::error_code& ec) {
+    if (!ec) self->evaluate_waiters();
+  });
+  waiters_.emplace(id, Waiter{mode, deadline, std::move(done), std::move(timer)});
+  evaluate_waiters();
+  return id;
+}
+
+void Session::cancel_wait(WaitId id) { waiters_.erase(id); }
+
+void Session::evaluate_waiters() {
+  const auto now = Clock::now();
+  std::vector<WaitId> ready;
+  for (auto& [id, w] : waiters_) {
+    bool done = finished_ || now >= w.deadline;
+    if (!done && w.mode == WaitMode::kUntilActivity && !pending_.empty()) done = true;
+    if (!done && exit_seen_at_) {
+      auto cap = std::min(w.deadline, *exit_seen_at_ + kPostExitCollectCap);
+      if (now >= cap) {
+        done = true;
+      } else if (w.timer->expiry() > cap) {
+        w.timer->expires_at(cap);
+        w.timer->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+          if (!ec) self->evaluate_waiters();
+        });
+      }
+    }
+    if (done) ready.push_back(id);
+  }
+  for (WaitId id : ready) complete_waiter(id);
+}
+
+void Session::complete_waiter(WaitId id) {
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return;
+  auto done = std::move(it->second.done);
+  waiters_.erase(it);
+  Collected collected;
+  collected.output = pending_.drain();
+  collected.output_offset = ring_.end_offset();
+  collected.exit = exit_;
+  done(std::move(collected));
+}
+
+// ---- input and signals ----------------------------------------------------------------------
+
+Status Session::write_input(std::string data) {
+  if (!input_.is_open()) {
+    return FailedPrecondition("stdin is closed for this session; rerun exec_command with tty=true to keep stdin open");
+  }
+  if (input_queued_bytes_ + data.size() > limits_.max_pending_input_bytes) {
+    return ResourceExhausted("more than " + std::to_string(limits_.max_pending_input_bytes) +
+                             " bytes of input are waiting for the command to read them");
+  }
+  input_queued_bytes_ += data.size();
+  input_queue_.push_back(std::move(data));
+  pump_input();
+  return Status::Ok();
+}
+
+void Session::pump_input() {
+  if (writing_ || input_queue_.empty() || !input_.is_open()) return;
+  writing_ = true;
+  asio::async_write(input_, asio::buffer(input_queue_.front()),
+                    [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+                      self->writing_ = false;
+                      if (self->input_queue_.empty()) return;  // cleared by finish()
+                      self->input_queued_bytes_ -= self->input_queue_.front().size();
+                      self->input_queue_.pop_front();
+                      if (ec) {  // the command closed its terminal: drop what is queued
+                        self->input_queue_.clear();
+                        self->input_queued_bytes_ = 0;
+                        return;
+                      }
+                      self->pump_input();
+                    });
+}
+
+Status Session::resize(unsigned short rows, unsigned short cols) {
+  if (!metadata_.tty) return FailedPrecondition("session " + std::to_string(id()) + " has no terminal to resize");
+  if (!input_.is_open()) return FailedPrecondition("session " + std::to_string(id()) + " has exited");
+  return posix::resize_pty(input_.native_handle(), rows, cols);
+}
+
+Status Session::interrupt() {
+  if (reaped_) return Status::Ok();
+  return posix::signal_process_group(pid_, SIGINT);
+}
+
+void Session::terminate(std::chrono::milliseconds grace) {
+  if (reaped_) return;
+  posix::signal_process_group(pid_, SIGTERM).ok();
+  kill_timer_.expires_after(grace);
+  kill_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec && !self->finished_) self->kill();
+  });
+}
+
+void Session::kill() {
+  if (!reaped_) posix::signal_process_group(pid_, SIGKILL).ok();
+}
+
+void Session::release() {
+  released_ = true;
+  if (!finished_) kill();
+}
+
+void Session::shutdown_now() {
+  released_ = true;
+  if (!reaped_) {
+    posix::signal_process_group(pid_, SIGKILL).ok();
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info, WEXITED) < 0 &&
+           errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+  boost::system::error_code ignored;
+  pidfd_.close(ignored);
+  output_.close(ignored);
+  input_.close(ignored);
+  trailing_timer_.cancel();
+  kill_timer_.cancel();
+  waiters_.clear();
+}
+
+// ---- attach ---------------------------------------------------------------------------------
+
+Session::WatcherId Session::add_watcher(uint64_t start_offset, bool lossless) {
+  WatcherId id = next_watcher_id_++;
+  watchers_.emplace(id, Watcher{std::min(start_offset, ring_.end_offset()), lossless});
+  return id;
+}
+
+void Session::remove_watcher(WatcherId id) {
+  watchers_.erase(id);
+  read_more();  // a lossless watcher may have been holding the reader back
+}
+
+WatchStep Session::next_for_watcher(WatcherId id, size_t max_bytes) {
+  WatchStep step;
+  auto it = watchers_.find(id);
+  if (it == watchers_.end()) return step;
+  Watcher& w = it->second;
+  if (w.offset < ring_.begin_offset()) {
+    step.kind = WatchStep::Kind::kGap;
+    step.from = w.offset;
+    step.to = ring_.begin_offset();
+    w.offset = step.to;
+    return step;
+  }
+  if (w.offset < ring_.end_offset()) {
+    step.kind = WatchStep::Kind::kData;
+    step.offset = w.offset;
+    step.data = ring_.read(w.offset, max_bytes);
+    w.offset += step.data.size();
+    if (w.lossless) read_more();
+    return step;
+  }
+  if (finished_) {
+    step.kind = WatchStep::Kind::kExit;
+    step.exit = exit_.value_or(ExitStatus{});
+    step.final_offset = ring_.end_offset();
+  }
+  return step;
+}
+
+void Session::notify_on_activity(std::function<void()> callback) { activity_callbacks_.push_back(std::move(callback)); }
+
+void Session::fire_activity() {
+  if (activity_callbacks_.empty()) return;
+  auto callbacks = std::move(activity_callbacks_);
+  activity_callbacks_.clear();
+  for (auto& cb : callbacks) cb();
+}
+
+}  // namespace codexd::exec

@@ -1,0 +1,192 @@
+// One running command and its output: the unit the ProcessStore keeps.
+//
+// Threading: a Session lives on one io_context thread (the daemon's "core" strand); every
+// method must be called there. Nothing blocks: output and exit arrive as Asio completions,
+// and callers wait through callbacks (no thread is held by a waiting RPC).
+//
+// Output goes to two places: a head+tail buffer drained by ExecCommand/WriteStdin/Poll
+// (Codex semantics), and a ring of the newest bytes, addressed by stream offset, that any
+// number of Attach watchers read without consuming the poll buffer.
+#pragma once
+
+#include <sys/types.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/exec/head_tail_buffer.h"
+#include "daemon/exec/output_ring.h"
+#include "platform/base/status.h"
+#include "platform/posix/spawn.h"
+
+namespace codexd::exec {
+
+using Clock = std::chrono::steady_clock;
+
+struct ExitStatus {
+  int exit_code = -1;         // 128+N when killed by signal N
+  std::optional<int> signal;  // the signal that killed it
+};
+
+// Who started the session and what it runs (immutable).
+struct SessionMetadata {
+  int id = 0;
+  uid_t owner_uid = 0;
+  std::string agent_id;
+  std::string call_id;
+  std::vector<std::string> argv;
+  std::string cwd;
+  bool tty = false;
+  std::string sandbox;  // backend name ("none", "linux-bwrap", ...)
+  std::chrono::system_clock::time_point started_at;
+};
+
+struct SessionLimits {
+  size_t poll_buffer_bytes = HeadTailBuffer::kDefaultMaxBytes;  // Codex: 1 MiB head+tail
+  size_t attach_window_bytes = 1024 * 1024;                     // replayable by Attach
+  size_t max_pending_input_bytes = 1024 * 1024;                 // queued, not yet written to the PTY
+};
+
+// What a wait returns.
+struct Collected {
+  std::string output;                // drained bytes (raw)
+  uint64_t output_offset = 0;        // stream offset after the drained bytes
+  std::optional<ExitStatus> exit;    // the process exited: the session is over
+};
+
+enum class WaitMode {
+  kUntilDeadlineOrExit,  // ExecCommand / WriteStdin: the whole yield, or until exit
+  kUntilActivity,        // Poll: at the first new output or exit
+};
+
+// One step of an Attach watcher.
+struct WatchStep {
+  enum class Kind { kNothingYet, kGap, kData, kExit };
+  Kind kind = Kind::kNothingYet;
+  uint64_t from = 0, to = 0;  // kGap: lost [from, to)
+  uint64_t offset = 0;        // kData: offset of data[0]
+  std::string data;
+  ExitStatus exit;            // kExit
+  uint64_t final_offset = 0;  // kExit
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  using WaitId = uint64_t;
+  using WatcherId = uint64_t;
+
+  static std::shared_ptr<Session> start(boost::asio::io_context& io, SessionMetadata metadata,
+                                        posix::SpawnedProcess process, SessionLimits limits = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const SessionMetadata& metadata() const { return metadata_; }
+  int id() const { return metadata_.id; }
+  pid_t pid() const { return pid_; }
+  bool has_exited() const { return exit_.has_value(); }
+  bool finished() const { return finished_; }  // exited and its output drained
+  const std::optional<ExitStatus>& exit_status() const { return exit_; }
+  uint64_t stream_offset() const { return ring_.end_offset(); }
+  Clock::time_point last_used() const { return last_used_; }
+  void touch() { last_used_ = Clock::now(); }
+
+  // Waits for output/exit per `mode` until `deadline`, then drains the poll buffer into `done`.
+  WaitId wait(WaitMode mode, Clock::time_point deadline, std::function<void(Collected)> done);
+  // The waiting RPC went away: forget the waiter, leave the output for the next caller.
+  void cancel_wait(WaitId id);
+
+  // Queues bytes for the command's stdin (TTY sessions, or pipes opened with stdin).
+  Status write_input(std::string data);
+  bool has_input() const { return input_.is_open(); }
+  Status resize(unsigned short rows, unsigned short cols);
+
+  // Signals to the whole process group.
+  Status interrupt();                                    // SIGINT
+  void terminate(std::chrono::milliseconds grace);       // SIGTERM, then SIGKILL after grace
+  void kill();                                           // SIGKILL
+  // The store let go of this session (reported, pruned): kill whatever still runs.
+  void release();
+  // Daemon shutdown: SIGKILL the group and reap now, synchronously.
+  void shutdown_now();
+
+  // Attach: next thing for a watcher at `offset` (advanced past what is returned).
+  WatcherId add_watcher(uint64_t start_offset, bool lossless);
+  void remove_watcher(WatcherId id);
+  WatchStep next_for_watcher(WatcherId id, size_t max_bytes);
+  uint64_t oldest_retained_offset() const { return ring_.begin_offset(); }
+  // Calls `callback` once, at the next output, exit or finish.
+  void notify_on_activity(std::function<void()> callback);
+
+ private:
+  Session(boost::asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process, SessionLimits limits);
+  void begin();
+  void read_more();
+  void on_read(const boost::system::error_code& ec, size_t n);
+  void on_output(std::string_view data);
+  void on_output_closed();
+  void watch_exit();
+  void on_exit_ready();
+  void maybe_finish();
+  void finish();
+  void pump_input();
+  void evaluate_waiters();
+  void complete_waiter(WaitId id);
+  void fire_activity();
+  bool reading_blocked_by_lossless_watcher() const;
+
+  struct Waiter {
+    WaitMode mode;
+    Clock::time_point deadline;
+    std::function<void(Collected)> done;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+  };
+  struct Watcher {
+    uint64_t offset;
+    bool lossless;
+  };
+
+  boost::asio::io_context& io_;
+  SessionMetadata metadata_;
+  SessionLimits limits_;
+  pid_t pid_;
+  boost::asio::posix::stream_descriptor pidfd_;
+  boost::asio::posix::stream_descriptor output_;
+  boost::asio::posix::stream_descriptor input_;
+  boost::asio::steady_timer trailing_timer_;
+  boost::asio::steady_timer kill_timer_;
+  std::vector<char> read_buffer_;
+  bool reading_ = false;
+  bool output_closed_ = false;
+  bool finished_ = false;
+  bool reaped_ = false;
+  bool released_ = false;
+  std::optional<ExitStatus> exit_;
+  std::optional<Clock::time_point> exit_seen_at_;
+  Clock::time_point last_used_;
+
+  HeadTailBuffer pending_;
+  OutputRing ring_;
+
+  std::map<WaitId, Waiter> waiters_;
+  WaitId next_wait_id_ = 1;
+  std::map<WatcherId, Watcher> watchers_;
+  WatcherId next_watcher_id_ = 1;
+  std::vector<std::function<void()>> activity_callbacks_;
+
+  std::deque<std::string> input_queue_;
+  size_t input_queued_bytes_ = 0;
+  bool writing_ = false;
+};
+
+}  // namespace codexd::exec

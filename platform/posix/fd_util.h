@@ -1,0 +1,27 @@
+// Small file-descriptor helpers.
+#pragma once
+
+#include <string>
+
+#include "platform/base/status.h"
+#include "platform/posix/unique_fd.h"
+
+namespace codexd::posix {
+
+Status set_nonblocking(int fd, bool nonblocking = true);
+Status set_cloexec(int fd, bool cloexec = true);
+
+struct PipePair {
+  UniqueFd read_end;
+  UniqueFd write_end;
+};
+// pipe2(O_CLOEXEC); both ends close-on-exec.
+Result<PipePair> make_pipe();
+
+// Duplicates with F_DUPFD_CLOEXEC.
+Result<UniqueFd> dup_cloexec(int fd);
+
+// Writes all of `data`, retrying on EINTR/partial writes (blocking fds only).
+Status write_all(int fd, std::string_view data);
+
+}  // namespace codexd::posix

@@ -1,0 +1,20 @@
+// Pseudo-terminal pairs for TTY sessions.
+#pragma once
+
+#include "platform/base/status.h"
+#include "platform/posix/unique_fd.h"
+
+namespace codexd::posix {
+
+struct PtyPair {
+  UniqueFd master;  // O_CLOEXEC; the daemon reads output from and writes input to it
+  UniqueFd slave;   // O_CLOEXEC|O_NOCTTY; becomes the child's stdio and controlling TTY
+};
+
+// Opens a PTY pair with the given window size.
+Result<PtyPair> open_pty(unsigned short rows, unsigned short cols);
+
+// TIOCSWINSZ on the master; the kernel sends SIGWINCH to the foreground process group.
+Status resize_pty(int master_fd, unsigned short rows, unsigned short cols);
+
+}  // namespace codexd::posix

@@ -1,0 +1,343 @@
+#include "platform/posix/spawn.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "platform/posix/fd_util.h"
+#include "platform/posix/pty.h"
+
+namespace codexd::posix {
+namespace {
+
+// Steps of the child, reported back when one fails.
+enum class ChildStep : int {
+  kNone = 0,
+  kSignals,
+  kSetsid,
+  kControllingTty,
+  kStdio,
+  kParentDeath,
+  kSetgroups,
+  kSetgid,
+  kSetuid,
+  kPrivilegeCheck,
+  kChdir,
+  kCloseFds,
+  kExec,
+};
+
+const char* step_name(ChildStep step) {
+  switch (step) {
+    case ChildStep::kSignals: return "reset signals";
+    case ChildStep::kSetsid: return "setsid";
+    case ChildStep::kControllingTty: return "set controlling tty";
+    case ChildStep::kStdio: return "set up stdio";
+    case ChildStep::kParentDeath: return "parent-death signal";
+    case ChildStep::kSetgroups: return "setgroups";
+    case ChildStep::kSetgid: return "setgid";
+    case ChildStep::kSetuid: return "setuid";
+    case ChildStep::kPrivilegeCheck: return "privilege drop check";
+    case ChildStep::kChdir: return "chdir";
+    case ChildStep::kCloseFds: return "close inherited descriptors";
+    case ChildStep::kExec: return "execve";
+    case ChildStep::kNone: break;
+  }
+  return "spawn";
+}
+
+// Everything the child needs, prepared by the parent (the child must not allocate).
+struct ChildPlan {
+  const char* executable;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;
+  int stdin_fd, stdout_fd, stderr_fd;
+  int controlling_tty_fd;  // -1 unless PTY
+  int parent_death_signal;
+  pid_t parent_pid;
+  bool switch_credentials;
+  uid_t uid;
+  gid_t gid;
+  const gid_t* groups;
+  size_t group_count;
+  // Written by the child on failure; read by the parent after the vfork-style clone returns.
+  volatile int failed_step;
+  volatile int failed_errno;
+};
+
+[[noreturn]] void child_fail(ChildPlan* plan, ChildStep step) {
+  plan->failed_errno = errno;
+  plan->failed_step = static_cast<int>(step);
+  _exit(127);
+}
+
+// Moves `fd` to `target` even if it already sits at another std slot we are about to reuse.
+bool install_fd(int fd, int target) {
+  if (fd == target) {
+    int flags = fcntl(fd, F_GETFD);
+    return flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) == 0;
+  }
+  return dup2(fd, target) == target;  // dup2 clears FD_CLOEXEC on the new descriptor
+}
+
+// Runs in the child, on its own stack, sharing the parent's memory until execve.
+// Only async-signal-safe calls; no sanitizer instrumentation on the foreign stack.
+__attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
+  auto* plan = static_cast<ChildPlan*>(arg);
+
+  // Handlers belong to the daemon: reset every disposition and unblock everything.
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    sigaction(sig, &dfl, nullptr);  // fails harmlessly for the reserved RT signals
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  if (sigprocmask(SIG_SETMASK, &none, nullptr) != 0) child_fail(plan, ChildStep::kSignals);
+
+  // Own session and process group: the daemon signals the whole group.
+  if (setsid() < 0 && setpgid(0, 0) != 0) child_fail(plan, ChildStep::kSetsid);
+  if (plan->controlling_tty_fd >= 0 && ioctl(plan->controlling_tty_fd, TIOCSCTTY, 0) != 0) {
+    child_fail(plan, ChildStep::kControllingTty);
+  }
+
+  // The three std descriptors may alias each other (PTY); dup into place in an order that
+  // cannot clobber a source before it is used: sources are always >= 3 here.
+  if (!install_fd(plan->stdin_fd, 0) || !install_fd(plan->stdout_fd, 1) || !install_fd(plan->stderr_fd, 2)) {
+    child_fail(plan, ChildStep::kStdio);
+  }
+
+  if (plan->parent_death_signal != 0) {
+    if (prctl(PR_SET_PDEATHSIG, plan->parent_death_signal) != 0) child_fail(plan, ChildStep::kParentDeath);
+    // The parent may have died between clone and prctl; then nobody would signal us.
+    if (getppid() != plan->parent_pid) raise(plan->parent_death_signal);
+  }
+
+  if (plan->switch_credentials) {
+    if (setgroups(plan->group_count, plan->groups) != 0) child_fail(plan, ChildStep::kSetgroups);
+    if (setresgid(plan->gid, plan->gid, plan->gid) != 0) child_fail(plan, ChildStep::kSetgid);
+    if (setresuid(plan->uid, plan->uid, plan->uid) != 0) child_fail(plan, ChildStep::kSetuid);
+    // Never continue with a way back to the old identity.
+    if (plan->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
+      errno = EPERM;
+      child_fail(plan, ChildStep::kPrivilegeCheck);
+    }
+  }
+
+  if (chdir(plan->cwd) != 0) child_fail(plan, ChildStep::kChdir);
+
+  // Only 0/1/2 cross into the command, whatever a library forgot to mark close-on-exec.
+  if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+    // close_range needs Linux 5.9; fall back to marking them close-on-exec one by one.
+    for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+
+  execve(plan->executable, plan->argv, plan->envp);
+  child_fail(plan, ChildStep::kExec);
+}
+
+// NULL-terminated char* array over strings that outlive it.
+std::vector<char*> c_string_array(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+bool contains_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
+
+Status validate(const SpawnRequest& request) {
+  if (request.argv.empty()) return InvalidArgument("argv is empty");
+  if (request.executable.empty() || contains_nul(request.executable)) return InvalidArgument("bad executable path");
+  if (request.cwd.empty() || request.cwd[0] != '/' || contains_nul(request.cwd)) {
+    return InvalidArgument("working directory must be an absolute path");
+  }
+  for (const auto& a : request.argv) {
+    if (contains_nul(a)) return InvalidArgument("argv contains a NUL byte");
+  }
+  for (const auto& e : request.env) {
+    if (contains_nul(e) || e.find('=') == std::string::npos) return InvalidArgument("bad environment entry");
+  }
+  return Status::Ok();
+}
+
+// The child's stack: mapped once per spawn, unmapped after the clone returns.
+class ChildStack {
+ public:
+  static constexpr size_t kSize = 256 * 1024;
+  ChildStack() {
+    void* p = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    base_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+  }
+  ~ChildStack() {
+    if (base_ != nullptr) munmap(base_, kSize);
+  }
+  ChildStack(const ChildStack&) = delete;
+  ChildStack& operator=(const ChildStack&) = delete;
+  bool ok() const { return base_ != nullptr; }
+  void* top() const { return base_ + kSize; }  // stacks grow down on every arch we build for
+
+ private:
+  char* base_ = nullptr;
+};
+
+}  // namespace
+
+Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
+  CODEXD_RETURN_IF_ERROR(validate(request));
+
+  SpawnedProcess result;
+  UniqueFd child_stdin, child_stdout, child_stderr, child_tty;
+
+  if (request.stdio == StdioMode::kPty) {
+    CODEXD_ASSIGN_OR_RETURN(PtyPair pty, open_pty(request.rows, request.cols));
+    CODEXD_ASSIGN_OR_RETURN(result.input, dup_cloexec(pty.master.get()));
+    result.output = std::move(pty.master);
+    child_tty = std::move(pty.slave);
+  } else {
+    if (request.stdin_pipe) {
+      CODEXD_ASSIGN_OR_RETURN(PipePair in, make_pipe());
+      child_stdin = std::move(in.read_end);
+      result.input = std::move(in.write_end);
+    } else {
+      child_stdin.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+      if (!child_stdin) return ErrnoStatus("open /dev/null", errno);
+    }
+    CODEXD_ASSIGN_OR_RETURN(PipePair out, make_pipe());
+    child_stdout = std::move(out.write_end);
+    result.output = std::move(out.read_end);
+    if (request.stdio == StdioMode::kPipesSeparate) {
+      CODEXD_ASSIGN_OR_RETURN(PipePair err, make_pipe());
+      child_stderr = std::move(err.write_end);
+      result.error = std::move(err.read_end);
+    }
+  }
+
+  // Descriptors the child dups into 0/1/2 must not already be 0/1/2 (a daemon started with
+  // closed std descriptors would get them); move them up.
+  for (UniqueFd* fd : {&child_stdin, &child_stdout, &child_stderr, &child_tty}) {
+    if (fd->valid() && fd->get() < 3) {
+      CODEXD_ASSIGN_OR_RETURN(UniqueFd moved, dup_cloexec(fd->get()));
+      *fd = std::move(moved);
+    }
+  }
+
+  for (UniqueFd* fd : {&result.output, &result.error, &result.input}) {
+    if (fd->valid()) CODEXD_RETURN_IF_ERROR(set_nonblocking(fd->get()));
+  }
+
+  std::vector<char*> argv = c_string_array(request.argv);
+  std::vector<char*> envp = c_string_array(request.env);
+
+  ChildPlan plan{};
+  plan.executable = request.executable.c_str();
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.cwd = request.cwd.c_str();
+  if (child_tty) {
+    plan.stdin_fd = plan.stdout_fd = plan.stderr_fd = child_tty.get();
+    plan.controlling_tty_fd = child_tty.get();
+  } else {
+    plan.stdin_fd = child_stdin.get();
+    plan.stdout_fd = child_stdout.get();
+    plan.stderr_fd = child_stderr ? child_stderr.get() : child_stdout.get();
+    plan.controlling_tty_fd = -1;
+  }
+  plan.parent_death_signal = request.parent_death_signal;
+  plan.parent_pid = ::getpid();
+  if (request.credentials) {
+    plan.switch_credentials = true;
+    plan.uid = request.credentials->uid;
+    plan.gid = request.credentials->gid;
+    plan.groups = request.credentials->groups.data();
+    plan.group_count = request.credentials->groups.size();
+  }
+
+  ChildStack stack;
+  if (!stack.ok()) return ErrnoStatus("mmap child stack", errno);
+
+  // Block every signal so no daemon handler runs on the child's stack between clone and
+  // the child's own reset.
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  pid_t pid = ::clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  if (pid < 0) return ErrnoStatus("clone", clone_errno);
+
+  if (plan.failed_step != 0) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::string what = step_name(static_cast<ChildStep>(plan.failed_step));
+    if (static_cast<ChildStep>(plan.failed_step) == ChildStep::kExec) what += " " + request.executable;
+    if (static_cast<ChildStep>(plan.failed_step) == ChildStep::kChdir) what += " " + request.cwd;
+    return ErrnoStatus(what, plan.failed_errno);
+  }
+
+  result.pid = pid;
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    int err = errno;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return ErrnoStatus("pidfd_open", err);
+  }
+  result.pidfd.reset(pidfd);
+  CODEXD_RETURN_IF_ERROR(set_cloexec(pidfd));
+  return result;
+}
+
+Result<std::string> resolve_executable(const std::string& program, const std::vector<std::string>& env,
+                                       const std::string& cwd) {
+  if (program.empty()) return InvalidArgument("empty program name");
+  if (program.find('/') != std::string::npos) {
+    return program[0] == '/' ? program : cwd + "/" + program;
+  }
+  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  for (const auto& entry : env) {
+    if (entry.rfind("PATH=", 0) == 0) {
+      path = entry.substr(5);
+      break;
+    }
+  }
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    start = end + 1;
+    if (dir.empty()) dir = ".";                 // POSIX: an empty entry means the cwd
+    if (dir[0] != '/') dir = cwd + "/" + dir;   // relative to the child's cwd, not ours
+    std::string candidate = dir + "/" + program;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return NotFound("command not found: " + program);
+}
+
+Status signal_process_group(pid_t pgid, int signal) {
+  if (pgid <= 1) return InvalidArgument("refusing to signal process group " + std::to_string(pgid));
+  if (::killpg(pgid, signal) != 0 && errno != ESRCH) return ErrnoStatus("killpg", errno);
+  return Status::Ok();
+}
+
+}  // namespace codexd::posix

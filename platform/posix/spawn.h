@@ -1,0 +1,69 @@
+// Starting child processes from a large multi-threaded daemon.
+//
+// We clone with CLONE_VM|CLONE_VFORK (what posix_spawn does internally) rather than fork():
+// no page-table copy, so the cost does not grow with the daemon's size, and the parent learns
+// synchronously whether exec succeeded. posix_spawn itself cannot do what we need between
+// fork and exec (controlling TTY, parent-death signal with the ppid race check, dropping to
+// another uid with its supplementary groups), so the child step is ours and uses only
+// async-signal-safe calls on memory prepared before the clone.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "platform/base/status.h"
+#include "platform/posix/unique_fd.h"
+
+namespace codexd::posix {
+
+enum class StdioMode {
+  kPipesMerged,    // stdout+stderr on one pipe (unified exec without TTY)
+  kPipesSeparate,  // stdout and stderr on separate pipes (classic one-shot exec)
+  kPty,            // stdin/stdout/stderr on a new PTY, which becomes the controlling TTY
+};
+
+// Who the child runs as (system mode). Absent: the daemon's own credentials.
+struct Credentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;  // supplementary groups (initgroups of the user)
+};
+
+struct SpawnRequest {
+  std::string executable;         // path passed to execve; resolved beforehand (see resolve_executable)
+  std::vector<std::string> argv;  // argv[0] included
+  std::vector<std::string> env;   // NAME=VALUE: the child's whole environment
+  std::string cwd;                // absolute
+  StdioMode stdio = StdioMode::kPipesMerged;
+  bool stdin_pipe = false;        // pipes only: a writable stdin pipe instead of /dev/null
+  unsigned short rows = 24;       // PTY only
+  unsigned short cols = 80;
+  std::optional<Credentials> credentials;
+  int parent_death_signal = SIGTERM;  // 0 disables
+};
+
+struct SpawnedProcess {
+  pid_t pid = -1;      // also the process-group id and session id (the child calls setsid)
+  UniqueFd pidfd;      // CLOEXEC; readable when the child exits
+  UniqueFd output;     // merged pipe / stdout pipe read end / PTY master (non-blocking)
+  UniqueFd error;      // kPipesSeparate: stderr pipe read end (non-blocking)
+  UniqueFd input;      // PTY master dup, or stdin pipe write end when stdin_pipe (non-blocking)
+};
+
+// Spawns the child. On failure nothing is left running and the Status says which step failed
+// ("chdir /x: No such file or directory").
+Result<SpawnedProcess> spawn_process(const SpawnRequest& request);
+
+// Finds `program` the way execvp would, but in the child's PATH (from `env`), not the
+// daemon's. A name with a slash is returned as is (relative to `cwd`).
+Result<std::string> resolve_executable(const std::string& program, const std::vector<std::string>& env,
+                                       const std::string& cwd);
+
+// Signals a whole process group; ESRCH (already gone) is not an error.
+Status signal_process_group(pid_t pgid, int signal);
+
+}  // namespace codexd::posix

@@ -1,0 +1,67 @@
+#include "daemon/exec/head_tail_buffer.h"
+
+#include <gtest/gtest.h>
+
+namespace codexd::exec {
+namespace {
+
+TEST(HeadTailBuffer, SplitsBudgetInHalves) {
+  HeadTailBuffer b(10);
+  EXPECT_EQ(b.head_budget(), 5u);
+  EXPECT_EQ(b.tail_budget(), 5u);
+  HeadTailBuffer odd(11);
+  EXPECT_EQ(odd.head_budget(), 5u);
+  EXPECT_EQ(odd.tail_budget(), 6u);
+}
+
+TEST(HeadTailBuffer, KeepsEverythingUnderBudget) {
+  HeadTailBuffer b(10);
+  b.push("abc");
+  b.push("defg");
+  EXPECT_EQ(b.retained_bytes(), 7u);
+  EXPECT_EQ(b.omitted_bytes(), 0u);
+  EXPECT_EQ(b.drain(), "abcdefg");
+  EXPECT_TRUE(b.empty());
+}
+
+TEST(HeadTailBuffer, DropsTheMiddle) {
+  HeadTailBuffer b(10);
+  b.push("0123456789");
+  b.push("abcdef");
+  // head keeps 01234, tail keeps the last 5 bytes of "56789abcdef".
+  EXPECT_EQ(b.omitted_bytes(), 6u);
+  EXPECT_EQ(b.to_string_with_omission_marker(), "01234\n... 6 bytes omitted ...\nbcdef");
+  EXPECT_EQ(b.drain(), "01234bcdef");
+  EXPECT_EQ(b.omitted_bytes(), 0u);  // drain resets the count too
+}
+
+TEST(HeadTailBuffer, ChunkLargerThanTailReplacesIt) {
+  HeadTailBuffer b(10);
+  b.push("01234");   // fills the head
+  b.push("ab");      // tail: ab
+  b.push("vwxyzXYZ");  // >= tail budget: tail becomes its last 5 bytes
+  EXPECT_EQ(b.omitted_bytes(), 2u + 3u);
+  EXPECT_EQ(b.drain(), "01234yzXYZ");
+}
+
+TEST(HeadTailBuffer, ByteAtATimeKeepsNewestTail) {
+  HeadTailBuffer b(4);
+  for (char c : std::string("abcdefgh")) b.push(std::string(1, c));
+  EXPECT_EQ(b.drain(), "abgh");
+}
+
+TEST(HeadTailBuffer, OneMebibyteDefault) {
+  HeadTailBuffer b;
+  std::string big(3 * 1024 * 1024, 'x');
+  big.front() = 'F';
+  big.back() = 'L';
+  b.push(big);
+  EXPECT_EQ(b.retained_bytes(), 1024u * 1024u);
+  EXPECT_EQ(b.omitted_bytes(), 2u * 1024u * 1024u);
+  std::string out = b.drain();
+  EXPECT_EQ(out.front(), 'F');
+  EXPECT_EQ(out.back(), 'L');
+}
+
+}  // namespace
+}  // namespace codexd::exec

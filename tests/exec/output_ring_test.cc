@@ -1,0 +1,45 @@
+#include "daemon/exec/output_ring.h"
+
+#include <gtest/gtest.h>
+
+namespace codexd::exec {
+namespace {
+
+TEST(OutputRing, AddressesBytesByStreamOffset) {
+  OutputRing r(8);
+  r.append("hello");
+  EXPECT_EQ(r.begin_offset(), 0u);
+  EXPECT_EQ(r.end_offset(), 5u);
+  EXPECT_EQ(r.read(1, 3), "ell");
+  r.append(" world");  // 11 bytes total, 8 retained
+  EXPECT_EQ(r.begin_offset(), 3u);
+  EXPECT_EQ(r.end_offset(), 11u);
+  EXPECT_EQ(r.read(3, 100), "lo world");
+  EXPECT_EQ(r.read(11, 100), "");
+}
+
+TEST(OutputRing, HugeAppendKeepsTheNewest) {
+  OutputRing r(4);
+  r.append("ab");
+  r.append("0123456789");
+  EXPECT_EQ(r.begin_offset(), 8u);
+  EXPECT_EQ(r.read(8, 4), "6789");
+  r.append("x");
+  EXPECT_EQ(r.read(9, 4), "789x");
+}
+
+TEST(OutputRing, WrapsManyTimes) {
+  OutputRing r(7);
+  std::string all;
+  for (int i = 0; i < 100; ++i) {
+    std::string chunk(static_cast<size_t>(i % 5 + 1), static_cast<char>('a' + i % 26));
+    r.append(chunk);
+    all += chunk;
+    ASSERT_EQ(r.end_offset(), all.size());
+    uint64_t begin = r.begin_offset();
+    ASSERT_EQ(r.read(begin, 100), all.substr(begin));
+  }
+}
+
+}  // namespace
+}  // namespace codexd::exec
