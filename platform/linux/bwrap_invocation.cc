@@ -36,42 +36,33 @@ void empty_read_only_dir(ArgvBuilder& b, const BwrapFeatures& f, const std::stri
   b.add({"--tmpfs", path, "--remount-ro", path});
 }
 
-// How one protected path stays read-only. bwrap follows symlinks in mount destinations, so
-// a symlinked protected path is resolved here and its target protected; the link itself
-// cannot be pinned by a mount (see docs/sandbox.md).
-void protect(ArgvBuilder& b, const BwrapFeatures& f, const std::string& path,
-             const std::vector<std::string>& writable, std::vector<std::string>* rules) {
-  struct stat st {};
-  std::string target = path;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    Result<std::optional<std::string>> real = canonicalize_existing(path);
-    if (real.ok() && real->has_value()) {
-      target = **real;
-      rules->push_back("protected " + path + " is a symlink to " + target +
-                       ": target read-only (the link itself stays replaceable)");
-    } else {
-      // Dangling: whatever it names must not become creatable; resolve lexically.
-      char buf[4096];
-      ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-      std::string link = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-      target = normalize_lexically(!link.empty() && link.front() == '/' ? link
-                                                                          : join_path(parent_path(path), link));
-      rules->push_back("protected " + path + " is a dangling symlink to " + target);
+// How one protected path stays read-only. A protected path that is a symlink cannot be
+// protected with mounts: bwrap follows symlinks in mount destinations, and a mount cannot
+// pin the link itself, so the command could replace the link with a directory of its own.
+// Like Codex's newest builds, refuse rather than pretend (the Landlock backend can pin it).
+Status protect(ArgvBuilder& b, const BwrapFeatures& f, const std::string& path,
+               const std::vector<std::string>& writable, std::vector<std::string>* rules) {
+  if (!under_any(path, writable)) {
+    rules->push_back("protected " + path + ": outside every writable root, already read-only");
+    return Status::Ok();
+  }
+  if (std::optional<std::string> link = first_symlink_component(path)) {
+    if (under_any(*link, writable)) {
+      return FailedPrecondition("protected path " + path + " goes through symlink " + *link +
+                                " inside a writable root; the sandbox cannot keep it from being "
+                                "replaced (make it a real directory or remove it)");
     }
   }
-  if (!under_any(target, writable)) {
-    rules->push_back("protected " + target + ": outside every writable root, already read-only");
-    return;
-  }
-  ExistingPrefix prefix = split_existing_prefix(target);
+  ExistingPrefix prefix = split_existing_prefix(path);
   if (prefix.first_missing.empty()) {
-    b.add({"--ro-bind", target, target});
-    rules->push_back("read-only: " + target);
+    b.add({"--ro-bind", path, path});
+    rules->push_back("read-only: " + path);
   } else if (under_any(prefix.first_missing, writable)) {
     empty_read_only_dir(b, f, prefix.first_missing, "555");
     rules->push_back("read-only empty directory over missing " + prefix.first_missing +
-                     " (so it cannot be created)");
+                     " (so it cannot be created; bwrap leaves the empty mount point behind)");
   }
+  return Status::Ok();
 }
 
 // Hides `path` (denied_read, masked): an inaccessible empty tmpfs over a directory, the
@@ -174,7 +165,9 @@ Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, co
     }
   }
   std::stable_sort(protected_paths.begin(), protected_paths.end(), by_specificity);
-  for (const std::string& path : protected_paths) protect(b, features, path, writable, &rules);
+  for (const std::string& path : protected_paths) {
+    CODEXD_RETURN_IF_ERROR(protect(b, features, path, writable, &rules));
+  }
 
   for (const std::string& path : spec.denied_read) mask(b, features, path, "unreadable", &rules);
   for (const std::string& path : spec.masked_paths) mask(b, features, path, "masked", &rules);

@@ -94,15 +94,16 @@ TEST(BwrapInvocation, MasksDeniedAndMaskedPaths) {
   EXPECT_GE(index_of(argv, {"--perms", "000", "--tmpfs", socket_dir, "--remount-ro", socket_dir}), 0);
 }
 
-TEST(BwrapInvocation, SymlinkedProtectedPathProtectsItsTarget) {
+TEST(BwrapInvocation, SymlinkedProtectedPathIsRefused) {
   ScratchDir dir;
   std::string ws = dir.make_dir("ws");
-  std::string target = dir.make_dir("ws/real-codex");
-  std::filesystem::create_directory_symlink(target, ws + "/.codex");
+  std::string target = dir.make_dir("elsewhere");
+  std::filesystem::create_directory_symlink(target, ws + "/.agents");
   SandboxSpec spec = testing::make_spec(ws);
-  BwrapInvocation inv = build(spec, ws);
-  EXPECT_GE(index_of(inv.argv, {"--ro-bind", target, target}), 0) << ::testing::PrintToString(inv.argv);
-  EXPECT_LT(index_of(inv.argv, {"--ro-bind", ws + "/.codex", ws + "/.codex"}), 0);
+  Result<BwrapInvocation> inv = build_bwrap_invocation("/usr/bin/bwrap", all_features(), spec, ws, {"/h"});
+  ASSERT_FALSE(inv.ok());
+  EXPECT_EQ(inv.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(inv.status().message().find("cannot keep it from being replaced"), std::string::npos);
 }
 
 TEST(BwrapInvocation, RefusesDangerAndRelativeHelper) {

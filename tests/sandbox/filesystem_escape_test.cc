@@ -190,14 +190,25 @@ TEST_P(FilesystemEscape, CodexAndAgentsDirectoriesAreReadOnlyAndCodexCannotBeCre
                  {"append", dir_.make_file("control-meta/config.toml")});
 }
 
-TEST_P(FilesystemEscape, SymlinkedCodexCannotBeWrittenThrough) {
+// A symlinked .codex: bwrap cannot pin the link, so the plan is refused (as in Codex's newest
+// builds); Landlock can (the cwd root is a spine directory), so it runs and holds.
+TEST_P(FilesystemEscape, SymlinkedCodexCannotBeWrittenThroughOrReplaced) {
   CODEXD_MANAGER_OR_SKIP(manager, GetParam());
   std::string target = dir_.make_dir("ws/src/codex-real");
   std::filesystem::create_directory_symlink(target, ws_ + "/.codex");
   SandboxSpec spec = make_spec(ws_);
+  if (GetParam() == TestBackend::kBwrap) {
+    Result<LaunchPlan> plan = manager->plan(spec, {{probe_path(), "true"}, ws_, {}});
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kFailedPrecondition) << plan.status().to_string();
+    return;
+  }
   expect_blocked(*manager, spec, ws_, {"write", ws_ + "/.codex/config.toml"},
                  [&] { EXPECT_FALSE(path_exists(target + "/config.toml")); },
                  {"write", dir_.make_dir("control-sym") + "/config.toml"});
+  expect_blocked(*manager, spec, ws_, {"unlink", ws_ + "/.codex"},
+                 [&] { EXPECT_TRUE(std::filesystem::is_symlink(ws_ + "/.codex")); },
+                 {"unlink", dir_.make_file("control-sym/link")});
 }
 
 TEST_P(FilesystemEscape, WorktreeGitdirAndCommonDirAreReadOnly) {
