@@ -269,6 +269,15 @@ TEST_P(FilesystemEscape, ReadOnlyModeWritesNowhere) {
   expect_allowed(*manager, spec, ws_, {"write", "/dev/null"});
 }
 
+// Only fds 0-2 cross into the sandbox, even if the caller leaks one.
+TEST_P(FilesystemEscape, NoInheritedDescriptorBeyondStdio) {
+  CODEXD_MANAGER_OR_SKIP(manager, GetParam());
+  RunOptions leak;
+  leak.leak_fd_path = existing_;
+  expect_blocked(*manager, make_spec(ws_), ws_, {"fd-write", "5"},
+                 [&] { EXPECT_EQ(read_file_or(existing_), "original\n"); }, {}, leak);
+}
+
 CODEXD_INSTANTIATE_BOTH_BACKENDS(FilesystemEscape);
 
 }  // namespace

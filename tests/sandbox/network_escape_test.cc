@@ -123,6 +123,25 @@ TEST_P(NetworkEscape, DaemonSocketDirectoryIsUnreachableEvenWithNetwork) {
   EXPECT_EQ(daemon.served(), 2) << "only the two controls may have connected";
 }
 
+// The same with the socket directory inside the (writable) workspace: the mask must win over
+// the writable bind.
+TEST_P(NetworkEscape, DaemonSocketDirectoryInsideAWritableRootStaysMasked) {
+  CODEXD_MANAGER_OR_SKIP(manager, GetParam());
+  std::string socket_dir = dir_.make_dir("ws/run/codexd");
+  std::string socket_path = socket_dir + "/codexd.sock";
+  HostListener daemon(ListenerKind::kUnixStream, socket_path);
+  ASSERT_TRUE(daemon.ready()) << daemon.error();
+  SpecOptions options;
+  options.network = true;
+  options.masked = {socket_dir};
+  SandboxSpec spec = make_spec(ws_, options);
+  expect_blocked(*manager, spec, ws_, {"unix-stream", socket_path});
+  expect_blocked(*manager, spec, ws_, {"write", socket_dir + "/planted"},
+                 [&] { EXPECT_FALSE(path_exists(socket_dir + "/planted")); },
+                 {"write", ws_ + "/control-planted"});
+  EXPECT_EQ(daemon.served(), 1);
+}
+
 CODEXD_INSTANTIATE_BOTH_BACKENDS(NetworkEscape);
 
 }  // namespace

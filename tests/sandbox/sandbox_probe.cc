@@ -392,6 +392,10 @@ int main(int argc, char** argv) {
     errno = ESRCH;
     return failed("every visible process is filtered");
   }
+  if (cmd == "fd-write" && has) {  // write through an inherited descriptor number
+    int fd = atoi(arg(2));
+    return write(fd, "leak\n", 5) == 5 ? ok("fd-write") : failed("fd-write");
+  }
   if (cmd == "true") return 0;
   return usage();
 }

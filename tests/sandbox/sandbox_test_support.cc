@@ -36,17 +36,27 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   std::vector<char*> c_argv = c_strings(argv);
   std::vector<char*> c_env = c_strings(env);
   bool switch_uid = options.uid.has_value();
+  int leak = options.leak_fd_path.empty() ? -1 : ::open(options.leak_fd_path.c_str(), O_RDWR | O_CLOEXEC);
   uid_t uid = options.uid.value_or(0);
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
-  if (pid != 0) return pid;
+  if (pid != 0) {
+    if (leak >= 0) ::close(leak);
+    return pid;
+  }
   ::setsid();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(125);
   ::dup2(stdin_fd, 0);
   ::dup2(out_fd, 1);
   ::dup2(out_fd, 2);
-  ::syscall(SYS_close_range, 3U, ~0U, 0U);
+  if (leak >= 0) {
+    ::dup2(leak, 5);  // dup2 clears FD_CLOEXEC on the copy
+    ::syscall(SYS_close_range, 6U, ~0U, 0U);
+    ::syscall(SYS_close_range, 3U, 4U, 0U);
+  } else {
+    ::syscall(SYS_close_range, 3U, ~0U, 0U);
+  }
   if (switch_uid && (::setgroups(0, nullptr) != 0 || ::setresgid(uid, uid, uid) != 0 ||
                      ::setresuid(uid, uid, uid) != 0)) {
     ::_exit(124);
@@ -55,6 +65,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   ::execve(c_argv[0], c_argv.data(), c_env.data());
   ::_exit(127);
 }
+
 
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
               const std::string& cwd, const RunOptions& options) {

@@ -29,6 +29,9 @@ struct RunResult {
 struct RunOptions {
   std::optional<uid_t> uid;      // switch to this uid/gid before exec (tests run as root)
   std::string stdin_data;        // written to the child's stdin, then closed
+  // Leak a descriptor (opened on this path, read-write) into the child as fd 5, as a buggy
+  // caller might; the helper must close it before the command runs.
+  std::string leak_fd_path;
 };
 
 // Execs plan.argv with exactly plan.env in plan.cwd, in a new session with PDEATHSIG and
