@@ -160,6 +160,12 @@ TEST_P(FilesystemEscape, GitMetadataIsReadOnly) {
                  {"unlink", dir_.make_file("control-git/HEAD")});
   expect_blocked(*manager, spec, ws_, {"rename", ws_ + "/.git", ws_ + "/git-moved"}, git_untouched,
                  {"rename", dir_.make_dir("control-git/dotgit"), control + "/moved"});
+  // A hardlink from the writable part of the workspace to a protected file, or a rename
+  // over it, must not reach the protected inode either.
+  expect_blocked(*manager, spec, ws_, {"hardlink-write", ws_ + "/.git/config", ws_ + "/src/cfg"}, git_untouched,
+                 {"hardlink-write", dir_.make_file("control-git/hl"), control + "/hl2"});
+  expect_blocked(*manager, spec, ws_, {"rename", ws_ + "/src/mine", ws_ + "/.git/config"}, git_untouched,
+                 {"rename", dir_.make_file("control-git/over"), dir_.make_file("control-git/target")});
 }
 
 TEST_P(FilesystemEscape, CodexAndAgentsDirectoriesAreReadOnlyAndCodexCannotBeCreated) {
