@@ -113,6 +113,13 @@ ctl=(timeout 60 /usr/bin/codexctl --socket "$SOCKET")
 status_out=$("${ctl[@]}" status 2>&1) || fail "codexctl status: $status_out"
 log "status: $(head -1 <<<"$status_out")"
 grep -q "(system mode)" <<<"$status_out" || fail "daemon is not in system mode: $status_out"
+# Where bwrap works on this machine, the unit's limits must not push the daemon to Landlock.
+if setpriv --reuid=65534 --regid=65534 --clear-groups -- bwrap --unshare-user --unshare-pid \
+     --ro-bind / / --proc /proc true >/dev/null 2>&1; then
+  grep -q "^sandbox: *linux-bwrap" <<<"$status_out" ||
+    fail "bwrap works here but the daemon did not choose it under the unit's limits: $status_out"
+  log "sandbox: linux-bwrap under the unit's limits"
+fi
 
 exec_out=$(cd "$workdir" && "${ctl[@]}" exec --no-prompt -- /bin/echo ok 2>&1) || fail "codexctl exec: $exec_out"
 [ "$(tr -d '\r' <<<"$exec_out")" = "ok" ] || fail "exec printed '$exec_out', want 'ok'"
