@@ -1,22 +1,175 @@
-// codexctl entry point. (Temporary skeleton: only `policy check` is wired; the daemon
-// subcommands land with the core issue.)
-#include <cstdio>
-#include <string>
-#include <variant>
-#include <vector>
+// codexctl: the command-line client of codexd. `codexctl --help` lists everything.
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <variant>
+
+#include "client/commands.h"
+#include "client/connection.h"
 #include "client/policy_check/policy_check.h"
+#include "codexd/v1/approvals.pb.h"
+
+using namespace codexd::client;
+
+namespace {
+
+ClientOptions options_from_env() {
+  ClientOptions options;
+  const char* socket = std::getenv("CODEXD_SOCKET");
+  options.socket = socket && *socket ? socket : default_socket_path();
+  const char* agent = std::getenv("CODEXD_AGENT_ID");
+  options.agent_id = agent && *agent ? agent : "codexctl";
+  return options;
+}
+
+// `policy check` keeps Codex's own argument rules (its corpus depends on them), so it is
+// parsed by hand before CLI11 sees anything. Global options may come before it.
+std::optional<int> maybe_policy_check(std::vector<std::string> args, ClientOptions options) {
+  size_t i = 0;
+  while (i + 1 < args.size() && (args[i] == "--socket" || args[i] == "--agent-id" || args[i] == "--json")) {
+    if (args[i] == "--json") {
+      options.json = true;
+      i += 1;
+    } else {
+      (args[i] == "--socket" ? options.socket : options.agent_id) = args[i + 1];
+      i += 2;
+    }
+  }
+  if (args.size() < i + 2 || args[i] != "policy" || args[i + 1] != "check") return std::nullopt;
+  auto parsed = parse_policy_check_args({args.begin() + static_cast<std::ptrdiff_t>(i + 2), args.end()});
+  if (auto* code = std::get_if<int>(&parsed)) return *code;
+  const auto& check = std::get<PolicyCheckArgs>(parsed);
+  if (!check.rules.empty()) return run_offline_policy_check(check);
+  return run_daemon_policy_check(options, check.command, check.pretty, check.resolve_host_executables);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() >= 2 && args[0] == "policy" && args[1] == "check") {
-    auto parsed = codexd::client::parse_policy_check_args({args.begin() + 2, args.end()});
-    if (auto* code = std::get_if<int>(&parsed)) return *code;
-    const auto& check = std::get<codexd::client::PolicyCheckArgs>(parsed);
-    if (!check.rules.empty()) return codexd::client::run_offline_policy_check(check);
-    std::fprintf(stderr, "codexctl: policy check without --rules needs the daemon (not wired yet)\n");
-    return 1;
+  ClientOptions options = options_from_env();
+  if (auto code = maybe_policy_check({argv + 1, argv + argc}, options)) return *code;
+
+  CLI::App app{"codexctl: talk to codexd (run commands, watch sessions, answer approvals)"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--socket", options.socket, "codexd socket (default: $CODEXD_SOCKET or the user-mode path)");
+  app.add_flag("--json", options.json, "Machine-readable output (one JSON document per result)");
+  app.add_option("--agent-id", options.agent_id, "Label for this client in logs and approvals (default: codexctl)");
+  int result = 0;
+
+  ExecArgs exec;
+  auto* exec_cmd = app.add_subcommand("exec", "Run a command through codexd and stream its output; exits with its code");
+  exec_cmd->add_flag("--tty", exec.tty, "Run on a pseudo-terminal; forwards stdin and window size (raw local terminal)");
+  exec_cmd->add_flag("--detach", exec.detach, "Return once started; print the session id");
+  exec_cmd->add_option("--workdir,-C", exec.workdir, "Working directory (default: current directory)");
+  exec_cmd->add_option("--yield-ms", exec.yield_ms, "First wait before streaming/returning (250..30000; default 250, 10000 with --json)");
+  exec_cmd->add_option("--shell", exec.shell_script, "Run this shell script ([shell, -lc, SCRIPT]) instead of argv");
+  exec_cmd->add_flag("--escalate", exec.escalate, "Ask to run without the sandbox (needs approval)");
+  exec_cmd->add_option("--justification", exec.justification, "Why escalation is needed (shown to the reviewer)");
+  exec_cmd->add_option("--env,-e", exec.env, "NAME=VALUE for the command (repeatable)");
+  exec_cmd->add_flag("--dry-run", exec.dry_run, "Print the plan (policy, approval, sandbox, exact launch) without running");
+  exec_cmd->add_flag("--no-prompt", exec.no_prompt, "Do not answer approval prompts here; wait for a reviewer");
+  exec_cmd->add_option("--max-output-tokens", exec.max_output_tokens, "Output budget of the first result");
+  exec_cmd->add_option("command", exec.argv, "The command and its arguments (after --)");
+  exec_cmd->callback([&] {
+    if (exec.argv.empty() == exec.shell_script.empty()) {
+      throw CLI::ValidationError("exec", "give a command after -- or --shell SCRIPT (exactly one)");
+    }
+    result = run_exec(options, exec);
+  });
+
+  bool all_users = false;
+  auto* sessions_cmd = app.add_subcommand("sessions", "List your sessions");
+  sessions_cmd->add_flag("--all", all_users, "Every user's sessions (admin only)");
+  sessions_cmd->callback([&] { result = run_sessions(options, all_users); });
+
+  int session_id = 0;
+  std::optional<uint64_t> from_offset;
+  bool lossy = false;
+  auto* attach_cmd = app.add_subcommand("attach", "Stream a session's output (and stdin for TTY sessions) until it exits");
+  attach_cmd->add_option("id", session_id, "Session id")->required();
+  attach_cmd->add_option("--from", from_offset, "Stream offset to replay from (default: oldest retained byte)");
+  attach_cmd->add_flag("--lossy", lossy, "Skip ahead instead of slowing the command when this terminal falls behind");
+  attach_cmd->callback([&] { result = run_attach(options, session_id, from_offset, lossy); });
+
+  std::string text;
+  bool escapes = false;
+  std::optional<uint32_t> yield_ms;
+  auto* write_cmd = app.add_subcommand("write", "Write TEXT to a session's stdin and print what it answers");
+  write_cmd->add_option("id", session_id, "Session id")->required();
+  write_cmd->add_option("text", text, "Text to write (empty: just poll)")->required();
+  write_cmd->add_flag("-e", escapes, "Interpret backslash escapes (\\n, \\r, \\t, \\xHH, \\e)");
+  write_cmd->add_option("--yield-ms", yield_ms, "How long to collect output afterwards");
+  write_cmd->callback([&] { result = run_write(options, session_id, text, escapes, yield_ms); });
+
+  uint32_t poll_yield = 0;
+  auto* poll_cmd = app.add_subcommand("poll", "Print new output of a session (waits up to --yield-ms for some)");
+  poll_cmd->add_option("id", session_id, "Session id")->required();
+  poll_cmd->add_option("--yield-ms", poll_yield, "Wait this long for output or exit (default 0)");
+  poll_cmd->callback([&] { result = run_poll(options, session_id, poll_yield); });
+
+  std::string signal = "term";
+  std::optional<uint32_t> grace_ms;
+  auto* kill_cmd = app.add_subcommand("kill", "Signal a session's process group");
+  kill_cmd->add_option("id", session_id, "Session id")->required();
+  kill_cmd->add_option("--signal,-s", signal, "int (SIGINT), term (SIGTERM then SIGKILL), kill (SIGKILL)")
+      ->check(CLI::IsMember({"int", "term", "kill"}));
+  kill_cmd->add_option("--grace-ms", grace_ms, "For term: delay before SIGKILL (default 2000)");
+  kill_cmd->callback([&] { result = run_kill(options, session_id, signal, grace_ms); });
+
+  app.add_subcommand("status", "Show the daemon's status (policy, sandbox, sessions)")->callback([&] { result = run_status(options); });
+  app.add_subcommand("reload", "Reload the rules files (all or nothing)")->callback([&] { result = run_reload(options); });
+
+  auto* approvals_cmd = app.add_subcommand("approvals", "List pending approvals, or `approvals watch` to answer them live");
+  approvals_cmd->add_subcommand("list", "List pending approvals")->callback([&] { result = run_approvals_list(options); });
+  approvals_cmd->add_subcommand("watch", "Live list; answer each request on this terminal")
+      ->callback([&] { result = run_approvals_watch(options); });
+  approvals_cmd->callback([&] {
+    if (approvals_cmd->get_subcommands().empty()) result = run_approvals_list(options);
+  });
+
+  std::string approval_id, rationale;
+  bool for_session = false, abort_turn = false;
+  auto* approve_cmd = app.add_subcommand("approve", "Approve a pending request");
+  approve_cmd->add_option("id", approval_id, "Approval id")->required();
+  approve_cmd->add_flag("--for-session", for_session, "Do not ask again for the same command (this uid and agent)");
+  approve_cmd->callback([&] {
+    result = run_resolve(options, approval_id, for_session ? codexd::v1::APPROVED_FOR_SESSION : codexd::v1::APPROVED, "");
+  });
+  auto* deny_cmd = app.add_subcommand("deny", "Deny a pending request");
+  deny_cmd->add_option("id", approval_id, "Approval id")->required();
+  deny_cmd->add_flag("--abort", abort_turn, "Abort instead of deny (tell the agent to stop)");
+  deny_cmd->add_option("--reason", rationale, "Shown to the agent");
+  deny_cmd->callback([&] {
+    result = run_resolve(options, approval_id, abort_turn ? codexd::v1::ABORT : codexd::v1::DENIED, rationale);
+  });
+
+  SandboxArgs sandbox;
+  auto* sandbox_cmd = app.add_subcommand("sandbox", "Run a command through the daemon's sandbox only (no policy), like `codex sandbox`");
+  sandbox_cmd->add_option("--mode", sandbox.mode, "read-only or workspace-write")->check(CLI::IsMember({"read-only", "workspace-write"}));
+  sandbox_cmd->add_option("--writable", sandbox.writable, "Extra writable root (repeatable)");
+  sandbox_cmd->add_flag("--network", sandbox.network, "Allow network access");
+  sandbox_cmd->add_option("--deny-read", sandbox.deny_read, "Path the command must not read (repeatable)");
+  sandbox_cmd->add_flag("--plan", sandbox.plan_only, "Print the exact launch (argv and rules) without running");
+  sandbox_cmd->add_option("--backend", sandbox.backend, "auto, bwrap or landlock")->check(CLI::IsMember({"auto", "bwrap", "landlock"}));
+  sandbox_cmd->add_option("--workdir,-C", sandbox.workdir, "Working directory (default: current directory)");
+  sandbox_cmd->add_option("--timeout-ms", sandbox.timeout_ms, "Kill after this long (default 10000)");
+  sandbox_cmd->add_option("command", sandbox.argv, "The command (after --)")->required();
+  sandbox_cmd->callback([&] { result = run_sandbox(options, sandbox); });
+
+  app.add_subcommand("policy", "policy check [--rules FILE]... [--resolve-host-executables] [--pretty] -- CMD...")
+      ->callback([&] {
+        std::fprintf(stderr, "usage: codexctl policy check [--rules FILE]... [--resolve-host-executables] [--pretty] -- CMD...\n");
+        result = kExitUsage;
+      });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
   }
-  std::fprintf(stderr, "usage: codexctl policy check --rules FILE -- CMD...\n");
-  return 2;
+  return result;
 }

@@ -1,0 +1,64 @@
+// codexctl subcommands. Each returns the process exit code.
+#pragma once
+
+#include <google/protobuf/message.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/connection.h"
+
+namespace codexd::client {
+
+struct ExecArgs {
+  std::vector<std::string> argv;
+  std::string shell_script;  // --shell
+  std::string workdir;
+  bool tty = false;
+  bool detach = false;
+  std::optional<uint32_t> yield_ms;
+  bool escalate = false;
+  std::string justification;
+  std::vector<std::string> env;  // NAME=VALUE
+  bool dry_run = false;
+  bool no_prompt = false;        // never answer approvals inline
+  std::optional<uint32_t> max_output_tokens;
+};
+int run_exec(const ClientOptions& options, const ExecArgs& args);
+
+int run_sessions(const ClientOptions& options, bool all_users);
+int run_attach(const ClientOptions& options, int session_id, std::optional<uint64_t> from_offset, bool lossy);
+int run_write(const ClientOptions& options, int session_id, const std::string& text, bool escapes, std::optional<uint32_t> yield_ms);
+int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms);
+int run_kill(const ClientOptions& options, int session_id, const std::string& signal, std::optional<uint32_t> grace_ms);
+int run_status(const ClientOptions& options);
+int run_reload(const ClientOptions& options);
+
+int run_approvals_list(const ClientOptions& options);
+int run_approvals_watch(const ClientOptions& options);
+int run_resolve(const ClientOptions& options, const std::string& approval_id, int decision, const std::string& rationale);
+
+struct SandboxArgs {
+  std::vector<std::string> argv;
+  std::string mode = "workspace-write";
+  std::vector<std::string> writable;
+  bool network = false;
+  std::vector<std::string> deny_read;
+  bool plan_only = false;
+  std::string backend;
+  std::string workdir;
+  std::optional<uint32_t> timeout_ms;
+};
+int run_sandbox(const ClientOptions& options, const SandboxArgs& args);
+
+int run_daemon_policy_check(const ClientOptions& options, const std::vector<std::string>& command, bool pretty,
+                            bool resolve_host_executables);
+
+// Backslash escapes (\n \r \t \\ \xHH \e) for `codexctl write -e`.
+std::string unescape(const std::string& text);
+// Prints a protobuf message as JSON (one line).
+std::string to_json(const google::protobuf::Message& message);
+
+}  // namespace codexd::client

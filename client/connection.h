@@ -1,0 +1,29 @@
+// How codexctl reaches the daemon: the socket path, the agent label, RPC error reporting.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+namespace codexd::client {
+
+// Exit codes of codexctl (besides a command's own exit code).
+inline constexpr int kExitRpcError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitRejected = 125;  // nothing ran: policy, reviewer, or no sandbox
+
+struct ClientOptions {
+  std::string socket;    // --socket, else $CODEXD_SOCKET, else the user-mode default
+  bool json = false;     // --json
+  std::string agent_id;  // --agent-id, else $CODEXD_AGENT_ID, else "codexctl"
+};
+
+std::string default_socket_path();
+std::shared_ptr<grpc::Channel> connect(const ClientOptions& options);
+// Labels the call with the agent id.
+void prepare(grpc::ClientContext& context, const ClientOptions& options);
+// Prints "codexctl: <message>" (with a hint when the daemon is unreachable); returns kExitRpcError.
+int report_rpc_error(const grpc::Status& status, const ClientOptions& options);
+
+}  // namespace codexd::client

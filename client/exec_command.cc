@@ -1,0 +1,163 @@
+// codexctl exec: run through the daemon, stream output live, exit with the command's code.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "client/commands.h"
+#include "client/review_prompt.h"
+#include "client/session_stream.h"
+#include "codexd/v1/approvals.grpc.pb.h"
+#include "codexd/v1/exec.grpc.pb.h"
+
+namespace codexd::client {
+namespace {
+
+std::string new_call_id() {
+  std::random_device rd;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "codexctl-%d-%08x%08x", ::getpid(), rd(), rd());
+  return buf;
+}
+
+// Answers this command's own approval requests on the terminal while ExecCommand waits.
+class InlineApprover {
+ public:
+  InlineApprover(const ClientOptions& options, std::shared_ptr<grpc::Channel> channel, std::string call_id, int tty_fd)
+      : options_(options), stub_(v1::Approvals::NewStub(channel)), call_id_(std::move(call_id)), tty_fd_(tty_fd) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) == 0) {
+      wake_read_ = p[0];
+      wake_write_ = p[1];
+    }
+    prepare(context_, options_);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~InlineApprover() {
+    context_.TryCancel();
+    if (wake_write_ >= 0) (void)!::write(wake_write_, "x", 1);
+    if (thread_.joinable()) thread_.join();
+    for (int fd : {wake_read_, wake_write_}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
+ private:
+  void run() {
+    v1::WatchApprovalsRequest request;
+    auto reader = stub_->WatchApprovals(&context_, request);
+    v1::ApprovalEvent event;
+    while (reader->Read(&event)) {
+      if (!event.has_added() || event.added().call_id() != call_id_) continue;
+      auto decision = ask_on_terminal(event.added(), tty_fd_, wake_read_);
+      if (!decision) continue;
+      grpc::ClientContext ctx;
+      prepare(ctx, options_);
+      v1::ResolveApprovalRequest resolve;
+      resolve.set_approval_id(event.added().approval_id());
+      resolve.set_decision(*decision);
+      v1::ResolveApprovalResponse response;
+      auto st = stub_->ResolveApproval(&ctx, resolve, &response);
+      if (!st.ok()) std::fprintf(stderr, "codexctl: %s\n", st.error_message().c_str());
+    }
+    reader->Finish();
+  }
+
+  const ClientOptions& options_;
+  std::unique_ptr<v1::Approvals::Stub> stub_;
+  std::string call_id_;
+  int tty_fd_;
+  int wake_read_ = -1, wake_write_ = -1;
+  grpc::ClientContext context_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+int run_exec(const ClientOptions& options, const ExecArgs& args) {
+  // SIGINT/SIGWINCH are handled by the follower's signal thread; block them before any
+  // gRPC thread exists so no other thread takes them.
+  block_follow_signals();
+  auto channel = connect(options);
+  auto stub = v1::Exec::NewStub(channel);
+
+  v1::ExecCommandRequest request;
+  if (!args.shell_script.empty()) {
+    request.set_cmd(args.shell_script);
+  } else {
+    for (const auto& a : args.argv) request.add_argv(a);
+  }
+  std::error_code ec;
+  request.set_workdir(args.workdir.empty() ? std::filesystem::current_path(ec).string() : args.workdir);
+  request.set_tty(args.tty);
+  if (args.tty) {
+    if (auto size = terminal_size(STDIN_FILENO)) {
+      request.set_rows(size->rows);
+      request.set_cols(size->cols);
+    }
+  }
+  // Stream early: a short first wait, the rest arrives through Attach.
+  request.set_yield_time_ms(args.yield_ms.value_or(options.json ? 10000 : 250));
+  // A terminal gets everything the daemon retained (no model budget); --json keeps Codex's.
+  if (args.max_output_tokens) request.set_max_output_tokens(*args.max_output_tokens);
+  else if (!options.json) request.set_max_output_tokens(1'000'000);
+  if (args.escalate) request.set_sandbox_permissions(v1::REQUIRE_ESCALATED);
+  request.set_justification(args.justification);
+  for (const auto& kv : args.env) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "codexctl: --env takes NAME=VALUE (got %s)\n", kv.c_str());
+      return kExitUsage;
+    }
+    (*request.mutable_env())[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  request.set_call_id(new_call_id());
+  request.set_dry_run(args.dry_run);
+
+  std::unique_ptr<InlineApprover> approver;
+  int tty_fd = -1;
+  if (!args.no_prompt && !options.json && ::isatty(STDIN_FILENO)) {
+    tty_fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (tty_fd >= 0) approver = std::make_unique<InlineApprover>(options, channel, request.call_id(), tty_fd);
+  }
+
+  v1::ExecResult result;
+  grpc::ClientContext context;
+  prepare(context, options);
+  grpc::Status status = stub->ExecCommand(&context, request, &result);
+  approver.reset();
+  if (tty_fd >= 0) ::close(tty_fd);
+  if (!status.ok()) return report_rpc_error(status, options);
+
+  if (options.json) {
+    std::printf("%s\n", to_json(result).c_str());
+    if (result.has_rejection()) return kExitRejected;
+    return result.has_exit_code() ? result.exit_code() : 0;
+  }
+  if (result.has_rejection()) {
+    std::fprintf(stderr, "codexctl: %s\n", result.text().c_str());
+    return kExitRejected;
+  }
+  if (args.dry_run) {
+    std::printf("%s", result.text().c_str());
+    return 0;
+  }
+  std::fwrite(result.output().data(), 1, result.output().size(), stdout);
+  std::fflush(stdout);
+  if (result.likely_sandbox_denied()) {
+    std::fprintf(stderr, "codexctl: the output looks like the sandbox refused something\n");
+  }
+  if (result.has_exit_code()) return result.exit_code();
+  if (args.detach) {
+    std::fprintf(stderr, "codexctl: session %d is running (codexctl attach %d)\n", result.session_id(), result.session_id());
+    return 0;
+  }
+  return follow_session(options, channel, result.session_id(), result.output_offset(), args.tty, true);
+}
+
+}  // namespace codexd::client

@@ -1,0 +1,92 @@
+#include "client/review_prompt.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cctype>
+
+namespace codexd::client {
+namespace {
+
+std::string join(const google::protobuf::RepeatedPtrField<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += ' ';
+    bool plain = !p.empty() && p.find_first_of(" \t\n'\"\\$`") == std::string::npos;
+    out += plain ? p : "'" + p + "'";
+  }
+  return out;
+}
+
+const char* reason_kind(v1::ApprovalReason::Kind kind) {
+  switch (kind) {
+    case v1::ApprovalReason::PROMPT_RULE: return "a prompt rule matched";
+    case v1::ApprovalReason::HEURISTIC: return "the approval policy asks for this command";
+    case v1::ApprovalReason::ESCALATION: return "the command asks to run WITHOUT the sandbox";
+    case v1::ApprovalReason::SANDBOX_RETRY: return "it failed in the sandbox; retry WITHOUT the sandbox?";
+    default: return "approval needed";
+  }
+}
+
+void write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::string describe_approval(const v1::ApprovalRequest& r) {
+  std::string out;
+  out += "approval " + r.approval_id() + " (uid " + std::to_string(r.requester_uid());
+  if (!r.agent_id().empty()) out += ", agent " + r.agent_id();
+  out += ")\n";
+  out += "  command: " + (r.cmd().empty() ? join(r.argv()) : r.cmd()) + "\n";
+  out += "  in:      " + r.workdir() + "\n";
+  out += "  why:     " + std::string(reason_kind(r.reason().kind()));
+  if (!r.reason().message().empty()) out += " (" + r.reason().message() + ")";
+  out += "\n";
+  if (!r.reason().justification().empty()) out += "  note:    " + r.reason().justification() + "\n";
+  for (const auto& m : r.matched_rules()) {
+    out += "  rule:    " + join(m.matched_prefix()) + " -> " + v1::Decision_Name(m.decision());
+    if (m.heuristic()) out += " (heuristic)";
+    if (!m.justification().empty()) out += ": " + m.justification();
+    out += "\n";
+  }
+  const auto& sb = r.sandbox();
+  out += "  sandbox: " + std::string(sb.backend() == v1::SANDBOX_NONE ? "NONE" : v1::SandboxBackend_Name(sb.backend()));
+  if (!sb.mode().empty()) out += " " + sb.mode();
+  for (const auto& root : sb.writable_roots()) out += " +w:" + root;
+  out += sb.network_access() ? " network:on" : " network:off";
+  out += "\n";
+  return out;
+}
+
+std::optional<v1::ReviewDecision> ask_on_terminal(const v1::ApprovalRequest& request, int tty_fd, int wake_fd) {
+  write_all(tty_fd, "\r\n" + describe_approval(request) + "approve? [y]es once / [s]ession / [n]o / [a]bort / Enter skips: ");
+  std::string line;
+  for (;;) {
+    pollfd fds[2] = {{tty_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    if (::poll(fds, wake_fd >= 0 ? 2 : 1, -1) < 0) return std::nullopt;
+    if (wake_fd >= 0 && (fds[1].revents & POLLIN)) {
+      write_all(tty_fd, "\r\n(answered elsewhere)\r\n");
+      return std::nullopt;
+    }
+    char c;
+    ssize_t n = ::read(tty_fd, &c, 1);
+    if (n <= 0) return std::nullopt;
+    if (c == '\r' || c == '\n') break;
+    line.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (line.size() > 64) line.clear();
+  }
+  if (line == "y" || line == "yes") return v1::APPROVED;
+  if (line == "s" || line == "session") return v1::APPROVED_FOR_SESSION;
+  if (line == "n" || line == "no") return v1::DENIED;
+  if (line == "a" || line == "abort") return v1::ABORT;
+  return std::nullopt;
+}
+
+}  // namespace codexd::client

@@ -1,0 +1,170 @@
+// codexctl sessions / attach / write / poll / kill.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <google/protobuf/util/json_util.h>
+
+#include "client/commands.h"
+#include "client/session_stream.h"
+#include "codexd/v1/exec.grpc.pb.h"
+
+namespace codexd::client {
+namespace {
+
+std::string join_argv(const google::protobuf::RepeatedPtrField<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    out += a.find_first_of(" \t\n'\"") == std::string::npos && !a.empty() ? a : "'" + a + "'";
+  }
+  return out;
+}
+
+std::string age(int64_t unix_ms) {
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  int64_t s = std::max<int64_t>(0, (now - unix_ms) / 1000);
+  char buf[32];
+  if (s < 120) std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
+  else if (s < 7200) std::snprintf(buf, sizeof buf, "%lldm", static_cast<long long>(s / 60));
+  else std::snprintf(buf, sizeof buf, "%lldh", static_cast<long long>(s / 3600));
+  return buf;
+}
+
+void print_result_text(const v1::ExecResult& result) {
+  std::fwrite(result.output().data(), 1, result.output().size(), stdout);
+  std::fflush(stdout);
+  if (result.has_exit_code()) std::fprintf(stderr, "codexctl: process exited with code %d\n", result.exit_code());
+}
+
+}  // namespace
+
+std::string to_json(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
+}
+
+std::string unescape(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\' || i + 1 >= text.size()) {
+      out += text[i];
+      continue;
+    }
+    char c = text[++i];
+    switch (c) {
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'e': out += '\x1b'; break;
+      case '\\': out += '\\'; break;
+      case 'x':
+        if (i + 2 < text.size() + 0 && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+          out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+          i += 2;
+        } else {
+          out += "\\x";
+        }
+        break;
+      default: out += '\\'; out += c;
+    }
+  }
+  return out;
+}
+
+int run_sessions(const ClientOptions& options, bool all_users) {
+  auto stub = v1::Exec::NewStub(connect(options));
+  grpc::ClientContext context;
+  prepare(context, options);
+  v1::ListSessionsRequest request;
+  request.set_all_users(all_users);
+  v1::ListSessionsResponse response;
+  auto status = stub->ListSessions(&context, request, &response);
+  if (!status.ok()) return report_rpc_error(status, options);
+  if (options.json) {
+    std::printf("%s\n", to_json(response).c_str());
+    return 0;
+  }
+  std::printf("%-7s %-8s %-9s %-6s %-12s %-5s %s\n", "ID", "PID", "STATE", "UID", "AGENT", "AGE", "COMMAND");
+  for (const auto& s : response.sessions()) {
+    std::string state = s.running() ? (s.tty() ? "running*" : "running") : "exited(" + std::to_string(s.exit_code()) + ")";
+    std::printf("%-7d %-8d %-9s %-6u %-12.12s %-5s %s\n", s.session_id(), s.pid(), state.c_str(), s.owner_uid(),
+                s.agent_id().c_str(), age(s.started_at_unix_ms()).c_str(), join_argv(s.argv()).c_str());
+  }
+  return 0;
+}
+
+int run_attach(const ClientOptions& options, int session_id, std::optional<uint64_t> from_offset, bool lossy) {
+  block_follow_signals();
+  auto channel = connect(options);
+  // Is it a TTY session? Then forward stdin and window size too.
+  auto stub = v1::Exec::NewStub(channel);
+  grpc::ClientContext context;
+  prepare(context, options);
+  v1::ListSessionsResponse sessions;
+  auto status = stub->ListSessions(&context, v1::ListSessionsRequest(), &sessions);
+  if (!status.ok()) return report_rpc_error(status, options);
+  bool tty = false;
+  for (const auto& s : sessions.sessions()) {
+    if (s.session_id() == session_id) tty = s.tty();
+  }
+  return follow_session(options, channel, session_id, from_offset, tty, false, !lossy);
+}
+
+int run_write(const ClientOptions& options, int session_id, const std::string& text, bool escapes,
+              std::optional<uint32_t> yield_ms) {
+  auto stub = v1::Exec::NewStub(connect(options));
+  grpc::ClientContext context;
+  prepare(context, options);
+  v1::WriteStdinRequest request;
+  request.set_session_id(session_id);
+  request.set_chars(escapes ? unescape(text) : text);
+  if (yield_ms) request.set_yield_time_ms(*yield_ms);
+  v1::ExecResult result;
+  auto status = stub->WriteStdin(&context, request, &result);
+  if (!status.ok()) return report_rpc_error(status, options);
+  if (options.json) std::printf("%s\n", to_json(result).c_str());
+  else print_result_text(result);
+  return 0;
+}
+
+int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms) {
+  auto stub = v1::Exec::NewStub(connect(options));
+  grpc::ClientContext context;
+  prepare(context, options);
+  v1::PollRequest request;
+  request.set_session_id(session_id);
+  request.set_yield_time_ms(yield_ms);
+  v1::ExecResult result;
+  auto status = stub->Poll(&context, request, &result);
+  if (!status.ok()) return report_rpc_error(status, options);
+  if (options.json) std::printf("%s\n", to_json(result).c_str());
+  else print_result_text(result);
+  return 0;
+}
+
+int run_kill(const ClientOptions& options, int session_id, const std::string& signal, std::optional<uint32_t> grace_ms) {
+  auto stub = v1::Exec::NewStub(connect(options));
+  grpc::ClientContext context;
+  prepare(context, options);
+  v1::CancelRequest request;
+  request.set_session_id(session_id);
+  if (signal == "int") request.set_mode(v1::CancelRequest::INTERRUPT);
+  else if (signal == "kill") request.set_mode(v1::CancelRequest::KILL);
+  else request.set_mode(v1::CancelRequest::TERMINATE);
+  if (grace_ms) request.set_grace_ms(*grace_ms);
+  v1::CancelResponse response;
+  auto status = stub->Cancel(&context, request, &response);
+  if (!status.ok()) return report_rpc_error(status, options);
+  if (options.json) std::printf("%s\n", to_json(response).c_str());
+  else if (!response.was_running()) std::fprintf(stderr, "codexctl: session %d had already exited\n", session_id);
+  return 0;
+}
+
+}  // namespace codexd::client

@@ -1,0 +1,49 @@
+#include "client/terminal.h"
+
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace codexd::client {
+namespace {
+
+struct termios g_saved;
+volatile sig_atomic_t g_raw = 0;
+
+void restore_and_reraise(int sig) {
+  RawTerminal::restore_now();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+}  // namespace
+
+std::optional<WindowSize> terminal_size(int fd) {
+  struct winsize ws {};
+  if (::ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0 || ws.ws_col == 0) return std::nullopt;
+  return WindowSize{ws.ws_row, ws.ws_col};
+}
+
+void RawTerminal::restore_now() {
+  if (g_raw) {
+    ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &g_saved);
+    g_raw = 0;
+  }
+}
+
+RawTerminal::RawTerminal() {
+  if (!::isatty(STDIN_FILENO) || ::tcgetattr(STDIN_FILENO, &g_saved) != 0) return;
+  struct termios raw = g_saved;
+  ::cfmakeraw(&raw);
+  if (::tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) != 0) return;
+  g_raw = 1;
+  active_ = true;
+  std::atexit(restore_now);
+  for (int sig : {SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS}) ::signal(sig, restore_and_reraise);
+}
+
+RawTerminal::~RawTerminal() { restore_now(); }
+
+}  // namespace codexd::client

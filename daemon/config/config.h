@@ -1,0 +1,111 @@
+// codexd's configuration: a TOML file (--config), every key optional with a documented
+// default (docs/configuration.md). Unknown keys and bad values are errors that name the key
+// and its file:line:col, so a typo never silently changes behaviour.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/exec/environment.h"
+#include "platform/base/status.h"
+#include "platform/sandbox/sandbox.h"
+
+namespace codexd::config {
+
+enum class DaemonMode { kUser, kSystem };
+
+struct DaemonSection {
+  DaemonMode mode = DaemonMode::kUser;
+  std::string listen;                // "unix:/path"; empty: the mode's default path
+  std::string log_level = "info";    // trace | debug | info | warn | error | off
+  std::string log_format = "text";   // text | json
+  std::vector<uid_t> admin_uids;     // may list/act on every uid's sessions (root always may)
+  std::string socket_group = "codexd";  // system mode: group that may connect (socket 0660)
+  // Permission bits of the socket and its directory; 0 = the mode's default (user: 0600/0700,
+  // system: 0660/0750). Widening them lets other uids connect; each uid still sees only its
+  // own sessions, and a user-mode daemon runs commands only for its own uid.
+  uint32_t socket_mode = 0;
+  uint32_t socket_dir_mode = 0;
+  // system mode: run commands of uid 0 callers as this account instead ("" = run as root).
+  std::string root_runs_as;
+};
+
+struct ExecSection {
+  std::string default_shell = "/bin/bash";
+  bool allow_login_shell = true;
+  uint32_t max_sessions = 64;
+  uint32_t background_terminal_max_timeout_ms = 300'000;
+  uint64_t session_output_bytes = 1024 * 1024;  // head+tail buffer between polls
+  uint64_t attach_window_bytes = 1024 * 1024;   // replay window for Attach
+};
+
+struct PolicySection {
+  // Directories whose *.rules files are loaded, in this order (later files' rules come later;
+  // host_executable: last wins). "~" means the home of the daemon's user.
+  std::vector<std::string> rules_dirs;
+  std::string approval_policy = "on-request";  // untrusted | on-request | never | granular
+  // granular: which prompts may reach a reviewer (others become forbidden).
+  bool granular_sandbox_approval = true;
+  bool granular_rules = true;
+  // Where "approve and remember" appends allow rules ("" disables amendments).
+  std::string amend_file;
+};
+
+struct SandboxSection {
+  sandbox::SandboxPolicy policy;  // mode, writable_roots, network_access, excludes, denied_read
+  sandbox::BackendPreference backend = sandbox::BackendPreference::kAuto;
+  std::string helper_path;        // "" = next to the codexd binary
+};
+
+struct ApprovalsSection {
+  uint32_t timeout_ms = 0;          // 0 = wait forever
+  bool reject_without_reviewer = false;  // when_no_reviewer = "reject"
+  std::vector<uid_t> reviewer_uids;  // besides the requester's own uid
+  std::string reviewer_group;        // members may review everyone's requests
+  uint32_t session_cache_entries = 1024;  // approved-for-session entries per (uid, agent)
+};
+
+struct AgentOverride {
+  std::optional<std::string> approval_policy;
+};
+
+struct AuditSection {
+  std::string log_file;   // "" = no file
+  bool journald = false;
+};
+
+struct Config {
+  std::string source_path;  // "" when built from defaults
+  DaemonSection daemon;
+  ExecSection exec;
+  exec::EnvironmentPolicy environment;
+  PolicySection policy;
+  SandboxSection sandbox;
+  ApprovalsSection approvals;
+  std::map<std::string, AgentOverride> agents;
+  AuditSection audit;
+};
+
+// Defaults for a mode (rules dirs, socket path).
+Config default_config(DaemonMode mode);
+
+// Parses TOML text. Errors: every problem found, one per line, as "path:line:col: message".
+Result<Config> parse_config(const std::string& text, const std::string& source_path);
+// Reads and parses a file. A missing file is an error here (the caller decides about defaults).
+Result<Config> load_config_file(const std::string& path);
+
+// The listening socket path for a config ("unix:" prefix stripped).
+std::string socket_path(const Config& config);
+// The user-mode default: $XDG_RUNTIME_DIR/codexd/codexd.sock, else /tmp/codexd-$UID/codexd.sock.
+std::string default_user_socket_path();
+inline constexpr const char* kSystemSocketPath = "/run/codexd/codexd.sock";
+
+// "~" / "~/x" against `home`.
+std::string expand_home(const std::string& path, const std::string& home);
+
+}  // namespace codexd::config

@@ -1,0 +1,170 @@
+// codexd: the execution daemon. See README.md and docs/ for what it does and how to run it.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "daemon/config/config.h"
+#include "daemon/orchestrator/policy_store.h"
+#include "daemon/server/daemon.h"
+#include "platform/posix/process_hardening.h"
+#include "platform/sandbox/format.h"
+#include "platform/sandbox/sandbox.h"
+
+#ifdef CODEXD_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#ifndef CODEXD_VERSION
+#define CODEXD_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using namespace codexd;
+
+void setup_logging(const config::Config& config) {
+  auto logger = spdlog::stderr_logger_mt("codexd");
+  if (config.daemon.log_format == "json") {
+    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","pid":%P,"msg":"%v"})");
+  } else {
+    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ codexd[%P]: %v");
+  }
+  logger->set_level(spdlog::level::from_str(config.daemon.log_level));
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+// The shipped default.rules, found relative to the binary (build tree: build/share/codexd,
+// installed: /usr/share/codexd).
+std::string default_rules_path() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  auto candidate = exe.parent_path().parent_path() / "share" / "codexd" / "default.rules";
+  return std::filesystem::exists(candidate, ec) ? candidate.string() : std::string();
+}
+
+int inherited_listen_fd() {
+#ifdef CODEXD_HAVE_SYSTEMD
+  int n = sd_listen_fds(1);
+  if (n == 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, nullptr, 0) > 0) return SD_LISTEN_FDS_START;
+  if (n > 1) std::fprintf(stderr, "codexd: systemd passed %d sockets; expected one\n", n);
+#endif
+  return -1;
+}
+
+int check_config(const config::Config& config, const std::string& default_rules) {
+  int errors = 0;
+  orchestrator::PolicyStore store(default_rules, config.policy.rules_dirs);
+  auto result = store.reload();
+  for (const auto& e : result.errors) {
+    std::fprintf(stderr, "%s\n", e.c_str());
+    ++errors;
+  }
+  auto state = store.state();
+  std::printf("config: %s\n", config.source_path.empty() ? "(defaults)" : config.source_path.c_str());
+  std::printf("socket: %s\n", config::socket_path(config).c_str());
+  for (const auto& f : state.files) std::printf("rules: %s %s\n", f.path.c_str(), f.loaded ? "ok" : "FAILED");
+  std::printf("%s\n", errors ? "configuration has errors" : "configuration ok");
+  return errors ? 1 : 0;
+}
+
+int print_sandbox_plan(const config::Config& config, std::string workdir, const std::vector<std::string>& command) {
+  sandbox::SandboxManagerOptions options;
+  options.preference = config.sandbox.backend;
+  options.helper_path = config.sandbox.helper_path;
+  auto manager = sandbox::create_sandbox_manager(options);
+  std::printf("%s\n", sandbox::format_capability_report(manager->capabilities()).c_str());
+  if (workdir.empty()) workdir = std::filesystem::current_path().string();
+  sandbox::ResolveContext context;
+  context.cwd = workdir;
+  if (const char* tmp = std::getenv("TMPDIR")) context.tmpdir_env = tmp;
+  std::string socket = config::socket_path(config);
+  context.masked_paths.push_back(socket.substr(0, socket.rfind('/')));
+  auto spec = sandbox::resolve_sandbox_spec(config.sandbox.policy, context);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "codexd: %s\n", spec.status().message().c_str());
+    return 1;
+  }
+  std::vector<std::string> env;
+  auto plan = manager->plan(*spec, sandbox::LaunchRequest{command.empty() ? std::vector<std::string>{"/bin/true"} : command, workdir, env});
+  if (!plan.ok()) {
+    std::fprintf(stderr, "codexd: no sandbox can run this: %s\n", plan.status().message().c_str());
+    return 1;
+  }
+  std::printf("%s\n", sandbox::format_launch_plan(*plan).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before any thread exists.
+  auto hardening = posix::harden_current_process();
+  if (hardening.exit_code != 0) {
+    std::fprintf(stderr, "ERROR: %s\n", hardening.message.c_str());
+    return hardening.exit_code;
+  }
+
+  CLI::App app{"codexd: privilege-separated execution daemon for AI coding agents"};
+  app.set_version_flag("--version", std::string("codexd ") + CODEXD_VERSION);
+  std::string config_path, listen, mode, log_level, workdir;
+  bool check = false, print_plan = false;
+  std::vector<std::string> command;
+  app.add_option("--config", config_path, "TOML config file (default: built-in defaults; see docs/configuration.md)");
+  app.add_option("--listen", listen, "Socket to listen on, unix:/absolute/path (overrides daemon.listen)");
+  app.add_option("--mode", mode, "user or system (overrides daemon.mode)")->check(CLI::IsMember({"user", "system"}));
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (overrides daemon.log_level)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_flag("--check-config", check, "Validate the config and every rules file, print all errors, exit non-zero on any");
+  app.add_flag("--print-sandbox-plan", print_plan,
+               "Print the sandbox capability report and the exact launch (argv, rules) for COMMAND, then exit");
+  app.add_option("--workdir", workdir, "With --print-sandbox-plan: the command's working directory (default: cwd)");
+  app.add_option("command", command, "With --print-sandbox-plan: the command (after --)");
+  CLI11_PARSE(app, argc, argv);
+
+  config::Config config = config::default_config(mode == "system" ? config::DaemonMode::kSystem : config::DaemonMode::kUser);
+  if (!config_path.empty()) {
+    auto loaded = config::load_config_file(config_path);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "codexd: %s\n", loaded.status().message().c_str());
+      return 2;
+    }
+    config = std::move(loaded).value();
+    if (!mode.empty()) config.daemon.mode = mode == "system" ? config::DaemonMode::kSystem : config::DaemonMode::kUser;
+  }
+  if (!listen.empty()) {
+    std::string path = listen.rfind("unix:", 0) == 0 ? listen.substr(5) : listen;
+    if (path.empty() || path[0] != '/') {
+      std::fprintf(stderr, "codexd: --listen must be unix:/absolute/path (got %s)\n", listen.c_str());
+      return 2;
+    }
+    config.daemon.listen = "unix:" + path;
+  }
+  if (!log_level.empty()) config.daemon.log_level = log_level;
+  if (config.daemon.mode == config::DaemonMode::kSystem && ::geteuid() != 0 && !check && !print_plan) {
+    std::fprintf(stderr, "codexd: system mode needs root (it runs each command as the uid that asked)\n");
+    return 2;
+  }
+
+  const std::string default_rules = default_rules_path();
+  if (check) return check_config(config, default_rules);
+  if (print_plan) return print_sandbox_plan(config, workdir, command);
+
+  setup_logging(config);
+  server::DaemonOptions options;
+  options.config_path = config_path;
+  options.inherited_listen_fd = inherited_listen_fd();
+  options.default_rules = default_rules;
+  auto daemon = server::Daemon::start(std::move(config), options);
+  if (!daemon.ok()) {
+    spdlog::critical("cannot start: {}", daemon.status().message());
+    return 1;
+  }
+  return (*daemon)->wait();
+}

@@ -1,0 +1,70 @@
+// Approval requests as the broker, the reviewers and the audit log see them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policies/rule.h"
+
+namespace codexd::orchestrator {
+
+enum class ReviewDecision { kApproved, kApprovedForSession, kDenied, kAbort };
+const char* review_decision_name(ReviewDecision decision);
+
+struct ApprovalReason {
+  enum class Kind { kPromptRule, kHeuristic, kEscalation, kSandboxRetry };
+  Kind kind = Kind::kHeuristic;
+  std::string message;
+  std::string justification;
+};
+
+// What a reviewer is shown.
+struct SandboxSummaryText {
+  std::string backend;  // "linux-bwrap" | "none" | ...
+  std::string mode;
+  std::vector<std::string> writable_roots;
+  bool network_access = false;
+  std::vector<std::string> denied_read;
+  std::vector<std::string> protected_paths;
+};
+
+struct ApprovalTicket {
+  std::string id;
+  uid_t requester_uid = 0;
+  std::string agent_id;
+  std::vector<std::string> argv;
+  std::string cmd;
+  std::string workdir;
+  ApprovalReason reason;
+  std::vector<policy::RuleMatch> matched_rules;
+  SandboxSummaryText sandbox;
+  std::chrono::system_clock::time_point created_at;
+  std::optional<std::chrono::system_clock::time_point> expires_at;
+  std::string turn_id;
+  std::string call_id;
+  bool tty = false;
+  std::vector<std::string> proposed_amendment;
+  unsigned attempt = 1;
+};
+
+struct ApprovalOutcome {
+  enum class Kind {
+    kDecided,            // a reviewer answered: see `decision`
+    kTimedOut,           // approvals.timeout_ms passed
+    kNoReviewer,         // when_no_reviewer = reject and nobody could answer
+    kRequesterGone,      // the waiting client disconnected
+    kShutdown,           // the daemon is stopping
+  };
+  Kind kind = Kind::kDecided;
+  ReviewDecision decision = ReviewDecision::kDenied;
+  std::optional<uid_t> resolved_by;
+  std::string rationale;
+};
+
+const char* outcome_source_name(ApprovalOutcome::Kind kind);
+
+}  // namespace codexd::orchestrator

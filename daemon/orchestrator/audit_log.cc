@@ -1,0 +1,90 @@
+#include "daemon/orchestrator/audit_log.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <sys/random.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+
+#ifdef CODEXD_HAVE_SYSTEMD
+#include <systemd/sd-journal.h>
+#endif
+
+namespace codexd::orchestrator {
+
+Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& file, bool journald) {
+  std::unique_ptr<AuditLog> log(new AuditLog());
+  log->secret_.resize(32);
+  if (::getrandom(log->secret_.data(), log->secret_.size(), 0) != static_cast<ssize_t>(log->secret_.size())) {
+    return Internal("getrandom failed for the audit secret");
+  }
+  if (!file.empty()) {
+    try {
+      auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(file, false);
+      log->logger_ = std::make_shared<spdlog::logger>("audit", sink);
+      log->logger_->set_pattern("%v");
+      log->logger_->flush_on(spdlog::level::info);
+    } catch (const std::exception& e) {
+      return Unavailable(std::string("cannot open audit log: ") + e.what());
+    }
+  }
+#ifdef CODEXD_HAVE_SYSTEMD
+  log->journald_ = journald;
+#else
+  if (journald) return Unimplemented("journald audit needs libsystemd");
+#endif
+  return log;
+}
+
+AuditLog::~AuditLog() { flush(); }
+
+std::string AuditLog::hash_call_id(const std::string& call_id) const {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()),
+       reinterpret_cast<const unsigned char*>(call_id.data()), call_id.size(), digest, &len);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < 16 && i < len; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 0xF];
+  }
+  return out;
+}
+
+void AuditLog::record(const AuditRecord& r) {
+  if (!logger_ && !journald_) return;
+  nlohmann::ordered_json line;
+  line["ts"] = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  line["tool"] = r.tool;
+  line["agent_id"] = r.agent_id;
+  line["uid"] = r.uid;
+  line["turn_id"] = r.turn_id;
+  line["call_id_hash"] = r.call_id.empty() ? "" : hash_call_id(r.call_id);
+  line["approval_policy"] = r.approval_policy;
+  line["requirement"] = r.requirement;
+  line["reviewed"] = r.reviewed;
+  line["decision"] = r.decision;
+  line["sandbox_override"] = r.sandbox_override;
+  line["initial_sandbox"] = r.initial_sandbox;
+  line["attempt"] = r.attempt;
+  line["outcome"] = r.outcome;
+  if (r.exit_code) line["exit_code"] = *r.exit_code;
+  line["approval_wait_ms"] = static_cast<int64_t>(r.approval_wait_ms);
+  line["duration_ms"] = static_cast<int64_t>(r.duration_ms);
+  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (logger_) logger_->info(text);
+#ifdef CODEXD_HAVE_SYSTEMD
+  if (journald_) sd_journal_send("MESSAGE=%s", text.c_str(), "SYSLOG_IDENTIFIER=codexd-audit", "PRIORITY=6", nullptr);
+#endif
+}
+
+void AuditLog::flush() {
+  if (logger_) logger_->flush();
+}
+
+}  // namespace codexd::orchestrator

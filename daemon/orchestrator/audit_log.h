@@ -1,0 +1,57 @@
+// The decision audit log: one JSON line per call. It records what was decided, never what
+// ran: no command, cwd, environment, justification or output ever reaches it. The call id
+// is recorded as a keyed hash (HMAC-SHA256 with a per-daemon random secret) so lines of one
+// call can be correlated without revealing the id.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "platform/base/status.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace codexd::orchestrator {
+
+struct AuditRecord {
+  std::string tool;               // exec_command | shell_command
+  std::string agent_id;           // self-declared label (caller metadata)
+  uid_t uid = 0;
+  std::string turn_id;
+  std::string call_id;            // hashed before writing
+  std::string approval_policy;
+  std::string requirement;        // skip | skip_bypass_sandbox | needs_approval | forbidden
+  bool reviewed = false;          // a reviewer was asked
+  std::string decision;           // approved | approved_for_session | denied | abort | cached | none | ...
+  std::string sandbox_override;   // none | bypass | escalation_downgraded
+  std::string initial_sandbox;    // linux-bwrap | linux-landlock | none
+  std::string attempt;            // first | escalated
+  std::string outcome;            // success | rejected | sandbox_denied | process_error | cancelled
+  std::optional<int> exit_code;
+  double approval_wait_ms = 0;
+  double duration_ms = 0;
+};
+
+class AuditLog {
+ public:
+  // `file` empty: no file; `journald`: also send to the journal. Neither: a no-op log.
+  static Result<std::unique_ptr<AuditLog>> open(const std::string& file, bool journald);
+  ~AuditLog();
+
+  void record(const AuditRecord& record);
+  std::string hash_call_id(const std::string& call_id) const;
+  void flush();
+
+ private:
+  AuditLog() = default;
+  std::shared_ptr<spdlog::logger> logger_;
+  bool journald_ = false;
+  std::string secret_;  // 32 random bytes
+};
+
+}  // namespace codexd::orchestrator

@@ -1,0 +1,72 @@
+#include "daemon/orchestrator/exec_request.h"
+
+#include <cctype>
+#include <string_view>
+
+namespace codexd::orchestrator {
+
+const char* rejection_reason_name(Rejection::Reason reason) {
+  switch (reason) {
+    case Rejection::Reason::kForbiddenByPolicy: return "forbidden_by_policy";
+    case Rejection::Reason::kDeniedByReviewer: return "denied_by_reviewer";
+    case Rejection::Reason::kAborted: return "aborted";
+    case Rejection::Reason::kApprovalTimedOut: return "approval_timed_out";
+    case Rejection::Reason::kNoReviewer: return "no_reviewer";
+    case Rejection::Reason::kSpawnFailed: return "spawn_failed";
+    case Rejection::Reason::kSandboxUnavailable: return "sandbox_unavailable";
+    case Rejection::Reason::kEscalationNotAllowed: return "escalation_not_allowed";
+  }
+  return "unknown";
+}
+
+std::string shlex_join(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& arg : argv) {
+    if (!out.empty()) out += ' ';
+    bool plain = !arg.empty();
+    for (char c : arg) {
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_").find(c) != std::string_view::npos)) {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) {
+      out += arg;
+      continue;
+    }
+    out += '\'';
+    for (char c : arg) {
+      if (c == '\'') out += "'\"'\"'";
+      else out += c;
+    }
+    out += '\'';
+  }
+  return out;
+}
+
+std::string rejection_model_text(const ExecRequest& request, const Rejection& rejection) {
+  const std::string what = request.script ? *request.script : shlex_join(request.argv);
+  const std::string tool = request.tool == Tool::kUnifiedExec ? "exec_command" : "shell_command";
+  switch (rejection.reason) {
+    case Rejection::Reason::kForbiddenByPolicy:
+      return "`" + what + "` rejected: blocked by policy" +
+             (rejection.justification.empty() ? std::string() : ": " + rejection.justification);
+    case Rejection::Reason::kDeniedByReviewer:
+      return "rejected by user" + (rejection.message.empty() ? std::string() : ": " + rejection.message);
+    case Rejection::Reason::kAborted:
+      return "aborted: the approval request for `" + what + "` was abandoned; the command did not run";
+    case Rejection::Reason::kApprovalTimedOut:
+      return "approval request for `" + what + "` timed out; the command did not run";
+    case Rejection::Reason::kNoReviewer:
+      return "no reviewer is available to approve `" + what + "`; the command did not run";
+    case Rejection::Reason::kSpawnFailed:
+      return tool + " failed for `" + what + "`: Failed to create unified exec process: " + rejection.message;
+    case Rejection::Reason::kSandboxUnavailable:
+      return tool + " failed for `" + what + "`: sandbox unavailable: " + rejection.message;
+    case Rejection::Reason::kEscalationNotAllowed:
+      return rejection.message;
+  }
+  return rejection.message;
+}
+
+}  // namespace codexd::orchestrator

@@ -1,0 +1,73 @@
+// A validated request to run something, as the orchestrator sees it (the gRPC layer builds
+// it from the protobuf after checking every field; see daemon/server/request_validation.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace codexd::orchestrator {
+
+// Who asked, from SO_PEERCRED at accept time (never from the request), plus the
+// self-declared agent label (x-codexd-agent-id metadata: display and audit only).
+struct Caller {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+  std::string agent_id;
+  bool is_admin = false;
+};
+
+enum class Tool {
+  kUnifiedExec,   // ExecCommand: a session
+  kShellCommand,  // RunCommand: classic one-shot
+};
+
+struct ExecRequest {
+  Tool tool = Tool::kUnifiedExec;
+  std::vector<std::string> argv;        // what runs: [shell, -lc|-c, script] or the argv given
+  std::optional<std::string> script;    // the `cmd` text when the request used cmd
+  std::string workdir;                  // absolute
+  bool tty = false;
+  unsigned short rows = 24;
+  unsigned short cols = 80;
+  std::map<std::string, std::string> env;  // the caller's extra variables
+  bool require_escalated = false;
+  std::string justification;
+  std::string turn_id;
+  std::string call_id;
+  std::vector<std::string> prefix_rule;
+  bool dry_run = false;
+  uint32_t timeout_ms = 0;              // kShellCommand only
+  Caller caller;
+};
+
+// Why nothing ran. A normal result for the caller, not an RPC error.
+struct Rejection {
+  enum class Reason {
+    kForbiddenByPolicy,
+    kDeniedByReviewer,
+    kAborted,
+    kApprovalTimedOut,
+    kNoReviewer,
+    kSpawnFailed,
+    kSandboxUnavailable,
+    kEscalationNotAllowed,
+  };
+  Reason reason = Reason::kForbiddenByPolicy;
+  std::string message;
+  std::string justification;
+};
+
+const char* rejection_reason_name(Rejection::Reason reason);
+
+// The text an agent hands to its model for a rejection (each reason reads differently).
+std::string rejection_model_text(const ExecRequest& request, const Rejection& rejection);
+
+// Shell-like quoting of argv for messages ("exec_command failed for `ls -la 'a b'`").
+std::string shlex_join(const std::vector<std::string>& argv);
+
+}  // namespace codexd::orchestrator

@@ -1,0 +1,82 @@
+#include "daemon/orchestrator/policy_store.h"
+
+#include <sys/stat.h>
+
+#include "policies/loader.h"
+#include "policies/rules_dirs.h"
+
+namespace codexd::orchestrator {
+
+PolicyStore::PolicyStore(std::string default_rules, std::vector<std::string> directories)
+    : default_rules_(std::move(default_rules)), directories_(std::move(directories)) {
+  auto empty = policy::load_policy_files({});
+  state_.policy = empty.policy;
+}
+
+std::vector<std::string> PolicyStore::rules_files(std::vector<std::string>* errors) const {
+  std::vector<std::string> files;
+  struct stat st {};
+  if (!default_rules_.empty() && ::stat(default_rules_.c_str(), &st) == 0) files.push_back(default_rules_);
+  for (const auto& dir : directories_) {
+    auto listed = policy::list_rules_files(dir);
+    if (!listed.ok()) {
+      if (errors) errors->push_back(dir + ": " + listed.status().message());
+      continue;
+    }
+    files.insert(files.end(), listed->begin(), listed->end());
+  }
+  return files;
+}
+
+ReloadResult PolicyStore::reload() {
+  std::lock_guard reload_lock(reload_mutex_);
+  ReloadResult result;
+  std::vector<std::string> list_errors;
+  std::vector<std::string> files = rules_files(&list_errors);
+  policy::LoadOptions options;
+  options.cwd = "/";
+  auto loaded = policy::load_policy_files(files, options);
+
+  std::vector<PolicyFileState> file_states;
+  for (const auto& f : files) file_states.push_back({f, true, {}});
+  for (const auto& e : loaded.errors) {
+    result.errors.push_back(e.located);
+    for (auto& fs : file_states) {
+      if (fs.path == e.path) {
+        fs.loaded = false;
+        fs.error = e.located;
+      }
+    }
+  }
+  result.errors.insert(result.errors.end(), list_errors.begin(), list_errors.end());
+
+  std::lock_guard lock(mutex_);
+  state_.last_attempt = std::chrono::system_clock::now();
+  if (!result.errors.empty() || !loaded.policy) {
+    std::string joined;
+    for (const auto& e : result.errors) joined += (joined.empty() ? "" : "\n") + e;
+    state_.last_error = joined;
+    // Report which files failed, but keep the policy that was in force.
+    state_.files = file_states;
+    return result;
+  }
+  state_.policy = loaded.policy;
+  state_.files = file_states;
+  state_.rule_count = loaded.policy->rule_count();
+  state_.loaded_at = state_.last_attempt;
+  state_.last_error.clear();
+  result.ok = true;
+  return result;
+}
+
+std::shared_ptr<const policy::Policy> PolicyStore::current() const {
+  std::lock_guard lock(mutex_);
+  return state_.policy;
+}
+
+PolicyState PolicyStore::state() const {
+  std::lock_guard lock(mutex_);
+  return state_;
+}
+
+}  // namespace codexd::orchestrator

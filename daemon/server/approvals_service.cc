@@ -1,0 +1,147 @@
+#include "daemon/server/approvals_service.h"
+
+#include <deque>
+
+#include "daemon/server/core_reactors.h"
+#include "daemon/server/proto_convert.h"
+
+namespace codexd::server {
+namespace {
+
+// A reviewer's stream. Events are queued (one write in flight at a time); a reviewer that
+// stops reading is dropped once its queue is long, rather than growing without bound.
+class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
+ public:
+  static constexpr size_t kMaxQueued = 10'000;
+
+  WatchReactor(const DaemonParts& parts, std::optional<orchestrator::Caller> caller) : parts_(parts) {
+    on_core(parts_, [this, caller] {
+      if (!caller) {
+        finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "connection has no recorded peer credentials"));
+        return;
+      }
+      watching_ = true;
+      watcher_ = parts_.broker->watch(caller->uid, [this](const orchestrator::ApprovalEvent& event) { enqueue(event); });
+    });
+  }
+
+  void OnWriteDone(bool ok) override {
+    on_core(parts_, [this, ok] {
+      if (done_) return;
+      writing_ = false;
+      if (!ok) {
+        finish(grpc::Status(grpc::StatusCode::CANCELLED, "the reviewer went away"));
+        return;
+      }
+      pump();
+    });
+  }
+  void OnCancel() override {
+    on_core(parts_, [this] {
+      if (!done_ && !writing_) finish(grpc::Status(grpc::StatusCode::CANCELLED, "the reviewer went away"));
+    });
+  }
+  void OnDone() override {
+    on_core(parts_, [this] {
+      done_ = true;
+      stop_watching();
+      delete this;
+    });
+  }
+
+ private:
+  void enqueue(const orchestrator::ApprovalEvent& event) {
+    if (finishing_) return;
+    if (queue_.size() >= kMaxQueued) {
+      finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "the reviewer is not reading its approval events"));
+      return;
+    }
+    v1::ApprovalEvent message;
+    fill_approval_event(event, &message);
+    queue_.push_back(std::move(message));
+    pump();
+  }
+  void pump() {
+    if (writing_ || finishing_ || queue_.empty()) return;
+    current_ = std::move(queue_.front());
+    queue_.pop_front();
+    writing_ = true;
+    StartWrite(&current_);
+  }
+  void stop_watching() {
+    if (watching_) parts_.broker->unwatch(watcher_);
+    watching_ = false;
+  }
+  void finish(const grpc::Status& status) {
+    if (finishing_) return;
+    finishing_ = true;
+    stop_watching();
+    Finish(status);
+  }
+
+  const DaemonParts& parts_;
+  orchestrator::ApprovalBroker::WatcherId watcher_ = 0;
+  bool watching_ = false;
+  std::deque<v1::ApprovalEvent> queue_;
+  v1::ApprovalEvent current_;
+  bool writing_ = false;
+  bool finishing_ = false;
+  bool done_ = false;
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::ApprovalEvent>* ApprovalsService::WatchApprovals(grpc::CallbackServerContext* ctx,
+                                                                              const v1::WatchApprovalsRequest*) {
+  return new WatchReactor(parts_, caller_of(parts_, ctx));
+}
+
+grpc::ServerUnaryReactor* ApprovalsService::ListApprovals(grpc::CallbackServerContext* ctx, const v1::ListApprovalsRequest*,
+                                                          v1::ListApprovalsResponse* response) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(PermissionDenied("connection has no recorded peer credentials"));
+    return reactor;
+  }
+  on_core(parts_, [this, reactor, response, uid = caller->uid] {
+    for (const auto& t : parts_.broker->pending_for(uid)) fill_approval(t, response->add_approvals());
+    reactor->finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ApprovalsService::ResolveApproval(grpc::CallbackServerContext* ctx,
+                                                            const v1::ResolveApprovalRequest* request,
+                                                            v1::ResolveApprovalResponse*) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(PermissionDenied("connection has no recorded peer credentials"));
+    return reactor;
+  }
+  if (request->approval_id().empty() || request->approval_id().size() > 64) {
+    reactor->finish(InvalidArgument("`approval_id` is required (from WatchApprovals or ListApprovals)"));
+    return reactor;
+  }
+  if (request->rationale().size() > 4096) {
+    reactor->finish(InvalidArgument("`rationale` is longer than 4096 bytes"));
+    return reactor;
+  }
+  orchestrator::ReviewDecision decision;
+  switch (request->decision()) {
+    case v1::APPROVED: decision = orchestrator::ReviewDecision::kApproved; break;
+    case v1::APPROVED_FOR_SESSION: decision = orchestrator::ReviewDecision::kApprovedForSession; break;
+    case v1::DENIED: decision = orchestrator::ReviewDecision::kDenied; break;
+    case v1::ABORT: decision = orchestrator::ReviewDecision::kAbort; break;
+    default:
+      reactor->finish(InvalidArgument("`decision` must be APPROVED, APPROVED_FOR_SESSION, DENIED or ABORT"));
+      return reactor;
+  }
+  on_core(parts_, [this, reactor, id = request->approval_id(), decision, uid = caller->uid, rationale = request->rationale()] {
+    reactor->finish(parts_.broker->resolve(id, decision, uid, rationale));
+  });
+  return reactor;
+}
+
+}  // namespace codexd::server

@@ -1,0 +1,56 @@
+// gRPC callback reactors whose work happens on the core io thread. Every reaction (cancel,
+// done, write-done) hops to the core thread, so a call's state is only ever touched there.
+// A Slot lets late completions find out that the call is gone.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <functional>
+#include <memory>
+
+#include "daemon/server/server_context.h"
+#include "daemon/server/status_mapping.h"
+
+namespace codexd::server {
+
+class CoreUnaryReactor : public grpc::ServerUnaryReactor {
+ public:
+  struct Slot {
+    CoreUnaryReactor* reactor = nullptr;
+  };
+
+  explicit CoreUnaryReactor(const DaemonParts& parts) : parts_(parts), slot_(std::make_shared<Slot>(Slot{this})) {}
+
+  // Call Finish once; later calls are ignored. Core thread (or before any core work was posted).
+  void finish(const grpc::Status& status) {
+    if (finished_) return;
+    finished_ = true;
+    Finish(status);
+  }
+  void finish(const Status& status) { finish(to_grpc(status)); }
+  std::shared_ptr<Slot> slot() const { return slot_; }
+  // Runs on the core thread when the client cancels or disconnects before the answer.
+  void set_on_cancel(std::function<void()> fn) { on_cancel_ = std::move(fn); }
+
+  void OnCancel() override {
+    on_core(parts_, [slot = slot_] {
+      if (!slot->reactor || slot->reactor->finished_) return;
+      if (slot->reactor->on_cancel_) slot->reactor->on_cancel_();
+      if (slot->reactor) slot->reactor->finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+    });
+  }
+  void OnDone() override {
+    on_core(parts_, [this] {
+      slot_->reactor = nullptr;
+      delete this;
+    });
+  }
+
+ private:
+  const DaemonParts& parts_;
+  std::shared_ptr<Slot> slot_;
+  std::function<void()> on_cancel_;
+  bool finished_ = false;
+};
+
+}  // namespace codexd::server

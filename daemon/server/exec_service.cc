@@ -1,0 +1,265 @@
+#include "daemon/server/exec_service.h"
+
+#include "daemon/exec/truncation.h"
+#include "daemon/exec/yield_clamps.h"
+#include "daemon/server/attach_reactor.h"
+#include "daemon/server/core_reactors.h"
+#include "daemon/server/proto_convert.h"
+#include "daemon/server/request_validation.h"
+
+namespace codexd::server {
+namespace {
+
+grpc::Status unknown_connection() {
+  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "connection has no recorded peer credentials");
+}
+
+exec::Requester requester_of(const orchestrator::Caller& caller) { return exec::Requester{caller.uid, caller.is_admin}; }
+
+uint32_t max_tokens(bool has, uint32_t value) { return has ? value : exec::kDefaultMaxOutputTokens; }
+
+}  // namespace
+
+grpc::ServerUnaryReactor* ExecService::ExecCommand(grpc::CallbackServerContext* ctx, const v1::ExecCommandRequest* request,
+                                                   v1::ExecResult* response) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(unknown_connection());
+    return reactor;
+  }
+  if (!parts_.may_run_commands(caller->uid)) {
+    reactor->finish(PermissionDenied("this codexd runs commands as uid " + std::to_string(::geteuid()) +
+                                     " (user mode); uid " + std::to_string(caller->uid) + " may not use it"));
+    return reactor;
+  }
+  auto validated = validate_exec_command(*request, *parts_.config);
+  if (!validated.ok()) {
+    reactor->finish(validated.status());
+    return reactor;
+  }
+  validated->caller = *caller;
+  const uint32_t yield = exec::clamp_exec_yield_ms(request->has_yield_time_ms() ? std::optional(request->yield_time_ms()) : std::nullopt);
+  const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
+  on_core(parts_, [this, reactor, response, req = std::move(validated).value(), yield, tokens]() mutable {
+    auto slot = reactor->slot();
+    auto handle = parts_.runner->exec_command(std::move(req), yield, tokens, [slot, response](orchestrator::CommandResult r) {
+      if (!slot->reactor) return;
+      if (!r.error.ok()) {
+        slot->reactor->finish(r.error);
+        return;
+      }
+      fill_exec_result(r, response);
+      slot->reactor->finish(grpc::Status::OK);
+    });
+    if (slot->reactor) slot->reactor->set_on_cancel([handle] { handle->client_gone(); });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ExecService::RunCommand(grpc::CallbackServerContext* ctx, const v1::RunCommandRequest* request,
+                                                  v1::RunCommandResponse* response) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(unknown_connection());
+    return reactor;
+  }
+  if (!parts_.may_run_commands(caller->uid)) {
+    reactor->finish(PermissionDenied("this codexd runs commands as uid " + std::to_string(::geteuid()) +
+                                     " (user mode); uid " + std::to_string(caller->uid) + " may not use it"));
+    return reactor;
+  }
+  auto validated = validate_run_command(*request, *parts_.config);
+  if (!validated.ok()) {
+    reactor->finish(validated.status());
+    return reactor;
+  }
+  validated->caller = *caller;
+  on_core(parts_, [this, reactor, response, req = std::move(validated).value()]() mutable {
+    auto slot = reactor->slot();
+    auto handle = parts_.runner->run_command(std::move(req), [slot, response](orchestrator::CommandResult r) {
+      if (!slot->reactor) return;
+      if (!r.error.ok()) {
+        slot->reactor->finish(r.error);
+        return;
+      }
+      fill_run_response(r, response);
+      slot->reactor->finish(grpc::Status::OK);
+    });
+    if (slot->reactor) slot->reactor->set_on_cancel([handle] { handle->client_gone(); });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ExecService::WriteStdin(grpc::CallbackServerContext* ctx, const v1::WriteStdinRequest* request,
+                                                  v1::ExecResult* response) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(unknown_connection());
+    return reactor;
+  }
+  Status st = validate_session_id(request->session_id());
+  if (st.ok()) st = validate_stdin(request->chars(), "chars");
+  if (st.ok()) st = validate_max_output_tokens(request->has_max_output_tokens(), request->max_output_tokens());
+  if (!st.ok()) {
+    reactor->finish(st);
+    return reactor;
+  }
+  std::optional<uint32_t> yield = request->has_yield_time_ms() ? std::optional(request->yield_time_ms()) : std::nullopt;
+  const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
+  on_core(parts_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(),
+                   chars = request->chars(), yield, tokens]() mutable {
+    auto slot = reactor->slot();
+    auto ticket = parts_.engine->write_stdin(requester, id, std::move(chars), yield, tokens,
+                                             [slot, response](Result<exec::UnifiedOutcome> r) {
+                                               if (!slot->reactor) return;
+                                               if (!r.ok()) {
+                                                 slot->reactor->finish(r.status());
+                                                 return;
+                                               }
+                                               fill_exec_result(*r, response);
+                                               slot->reactor->finish(grpc::Status::OK);
+                                             });
+    if (ticket && slot->reactor) slot->reactor->set_on_cancel([this, t = *ticket] { parts_.engine->abandon(t); });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ExecService::Poll(grpc::CallbackServerContext* ctx, const v1::PollRequest* request,
+                                            v1::ExecResult* response) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(unknown_connection());
+    return reactor;
+  }
+  Status st = validate_session_id(request->session_id());
+  if (st.ok()) st = validate_max_output_tokens(request->has_max_output_tokens(), request->max_output_tokens());
+  if (!st.ok()) {
+    reactor->finish(st);
+    return reactor;
+  }
+  const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
+  on_core(parts_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(),
+                   yield = request->yield_time_ms(), tokens] {
+    auto slot = reactor->slot();
+    auto ticket = parts_.engine->poll(requester, id, yield, tokens, [slot, response](Result<exec::UnifiedOutcome> r) {
+      if (!slot->reactor) return;
+      if (!r.ok()) {
+        slot->reactor->finish(r.status());
+        return;
+      }
+      fill_exec_result(*r, response);
+      slot->reactor->finish(grpc::Status::OK);
+    });
+    if (ticket && slot->reactor) slot->reactor->set_on_cancel([this, t = *ticket] { parts_.engine->abandon(t); });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ExecService::Cancel(grpc::CallbackServerContext* ctx, const v1::CancelRequest* request,
+                                              v1::CancelResponse* response) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(unknown_connection());
+    return reactor;
+  }
+  Status st = validate_session_id(request->session_id());
+  exec::ExecEngine::CancelMode mode = exec::ExecEngine::CancelMode::kTerminate;
+  switch (request->mode()) {
+    case v1::CancelRequest::TERMINATE: break;
+    case v1::CancelRequest::INTERRUPT: mode = exec::ExecEngine::CancelMode::kInterrupt; break;
+    case v1::CancelRequest::KILL: mode = exec::ExecEngine::CancelMode::kKill; break;
+    default: st = InvalidArgument("`mode` must be TERMINATE, INTERRUPT or KILL");
+  }
+  uint32_t grace = request->has_grace_ms() ? request->grace_ms() : 2000;
+  if (st.ok() && grace > 60000) st = InvalidArgument("`grace_ms` must be at most 60000");
+  if (!st.ok()) {
+    reactor->finish(st);
+    return reactor;
+  }
+  on_core(parts_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(), mode, grace] {
+    auto r = parts_.engine->cancel(requester, id, mode, std::chrono::milliseconds(grace));
+    if (!r.ok()) {
+      reactor->finish(r.status());
+      return;
+    }
+    response->set_was_running(*r);
+    reactor->finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ExecService::ListSessions(grpc::CallbackServerContext* ctx, const v1::ListSessionsRequest* request,
+                                                    v1::ListSessionsResponse* response) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(unknown_connection());
+    return reactor;
+  }
+  if (request->all_users() && !caller->is_admin) {
+    reactor->finish(PermissionDenied("`all_users` needs an admin uid (root or daemon.admin_uids)"));
+    return reactor;
+  }
+  on_core(parts_, [this, reactor, response, requester = requester_of(*caller), all = request->all_users()] {
+    for (const auto& s : parts_.engine->list(requester, all)) fill_session_info(*s, response->add_sessions());
+    reactor->finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ExecService::SendInput(grpc::CallbackServerContext* ctx, const v1::SendInputRequest* request,
+                                                 v1::SendInputResponse*) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(unknown_connection());
+    return reactor;
+  }
+  Status st = validate_session_id(request->session_id());
+  if (st.ok()) st = validate_stdin(request->data(), "data");
+  if (!st.ok()) {
+    reactor->finish(st);
+    return reactor;
+  }
+  on_core(parts_, [this, reactor, requester = requester_of(*caller), id = request->session_id(), data = request->data()]() mutable {
+    reactor->finish(parts_.engine->send_input(requester, id, std::move(data)));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ExecService::ResizeTerminal(grpc::CallbackServerContext* ctx,
+                                                      const v1::ResizeTerminalRequest* request,
+                                                      v1::ResizeTerminalResponse*) {
+  auto* reactor = new CoreUnaryReactor(parts_);
+  auto caller = caller_of(parts_, ctx);
+  if (!caller) {
+    reactor->finish(unknown_connection());
+    return reactor;
+  }
+  Status st = validate_session_id(request->session_id());
+  if (st.ok() && (request->rows() == 0 || request->cols() == 0 || request->rows() > kMaxTerminalSize ||
+                  request->cols() > kMaxTerminalSize)) {
+    st = InvalidArgument("`rows` and `cols` must be between 1 and " + std::to_string(kMaxTerminalSize));
+  }
+  if (!st.ok()) {
+    reactor->finish(st);
+    return reactor;
+  }
+  on_core(parts_, [this, reactor, requester = requester_of(*caller), id = request->session_id(),
+                   rows = static_cast<unsigned short>(request->rows()), cols = static_cast<unsigned short>(request->cols())] {
+    reactor->finish(parts_.engine->resize(requester, id, rows, cols));
+  });
+  return reactor;
+}
+
+grpc::ServerWriteReactor<v1::OutputEvent>* ExecService::Attach(grpc::CallbackServerContext* ctx,
+                                                              const v1::AttachRequest* request) {
+  return new AttachReactor(parts_, caller_of(parts_, ctx), *request);
+}
+
+}  // namespace codexd::server

@@ -1,0 +1,36 @@
+// codexd.v1.Exec over the gRPC callback API: no RPC holds a thread while it waits.
+#pragma once
+
+#include "codexd/v1/exec.grpc.pb.h"
+#include "daemon/server/server_context.h"
+
+namespace codexd::server {
+
+class ExecService final : public v1::Exec::CallbackService {
+ public:
+  explicit ExecService(const DaemonParts& parts) : parts_(parts) {}
+
+  grpc::ServerUnaryReactor* ExecCommand(grpc::CallbackServerContext* ctx, const v1::ExecCommandRequest* request,
+                                        v1::ExecResult* response) override;
+  grpc::ServerUnaryReactor* WriteStdin(grpc::CallbackServerContext* ctx, const v1::WriteStdinRequest* request,
+                                       v1::ExecResult* response) override;
+  grpc::ServerUnaryReactor* Poll(grpc::CallbackServerContext* ctx, const v1::PollRequest* request,
+                                 v1::ExecResult* response) override;
+  grpc::ServerUnaryReactor* Cancel(grpc::CallbackServerContext* ctx, const v1::CancelRequest* request,
+                                   v1::CancelResponse* response) override;
+  grpc::ServerWriteReactor<v1::OutputEvent>* Attach(grpc::CallbackServerContext* ctx,
+                                                    const v1::AttachRequest* request) override;
+  grpc::ServerUnaryReactor* ListSessions(grpc::CallbackServerContext* ctx, const v1::ListSessionsRequest* request,
+                                         v1::ListSessionsResponse* response) override;
+  grpc::ServerUnaryReactor* RunCommand(grpc::CallbackServerContext* ctx, const v1::RunCommandRequest* request,
+                                       v1::RunCommandResponse* response) override;
+  grpc::ServerUnaryReactor* SendInput(grpc::CallbackServerContext* ctx, const v1::SendInputRequest* request,
+                                      v1::SendInputResponse* response) override;
+  grpc::ServerUnaryReactor* ResizeTerminal(grpc::CallbackServerContext* ctx, const v1::ResizeTerminalRequest* request,
+                                           v1::ResizeTerminalResponse* response) override;
+
+ private:
+  const DaemonParts& parts_;
+};
+
+}  // namespace codexd::server

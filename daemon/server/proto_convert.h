@@ -1,0 +1,30 @@
+// Daemon values -> codexd.v1 messages.
+#pragma once
+
+#include "codexd/v1/approvals.pb.h"
+#include "codexd/v1/common.pb.h"
+#include "codexd/v1/exec.pb.h"
+#include "daemon/exec/session.h"
+#include "daemon/orchestrator/approval_broker.h"
+#include "daemon/orchestrator/command_runner.h"
+#include "daemon/orchestrator/exec_plan.h"
+
+namespace codexd::server {
+
+v1::SandboxBackend to_proto(sandbox::Backend backend);
+v1::Decision to_proto(policy::Decision decision);
+void fill_rule_match(const policy::RuleMatch& match, v1::RuleMatch* out);
+void fill_requirement(const policy::ExecRequirement& requirement, v1::ApprovalRequirement* out);
+void fill_plan(const orchestrator::ExecPlan& plan, v1::ExecPlan* out);
+void fill_rejection(const orchestrator::ExecRequest& request, const orchestrator::Rejection& rejection,
+                    v1::Rejection* out, std::string* model_text);
+
+void fill_exec_result(const exec::UnifiedOutcome& outcome, v1::ExecResult* out);
+void fill_exec_result(const orchestrator::CommandResult& result, v1::ExecResult* out);
+void fill_run_response(const orchestrator::CommandResult& result, v1::RunCommandResponse* out);
+
+void fill_session_info(const exec::Session& session, v1::SessionInfo* out);
+void fill_approval(const orchestrator::ApprovalTicket& ticket, v1::ApprovalRequest* out);
+void fill_approval_event(const orchestrator::ApprovalEvent& event, v1::ApprovalEvent* out);
+
+}  // namespace codexd::server

@@ -1,0 +1,32 @@
+// Every field of every request is checked here before anything else sees it. A bad field is
+// INVALID_ARGUMENT with a message naming the field and saying what to fix.
+#pragma once
+
+#include "codexd/v1/exec.pb.h"
+#include "codexd/v1/policy.pb.h"
+#include "daemon/config/config.h"
+#include "daemon/orchestrator/exec_request.h"
+#include "platform/base/status.h"
+
+namespace codexd::server {
+
+inline constexpr size_t kMaxCommandBytes = 1024 * 1024;   // cmd, or argv in total
+inline constexpr size_t kMaxArgs = 10'000;
+inline constexpr size_t kMaxPathBytes = 4096;
+inline constexpr size_t kMaxStdinBytes = 1024 * 1024;
+inline constexpr size_t kMaxEnvEntries = 1000;
+inline constexpr size_t kMaxEnvBytes = 1024 * 1024;
+inline constexpr size_t kMaxLabelBytes = 256;            // turn_id, call_id
+inline constexpr size_t kMaxJustificationBytes = 4096;
+inline constexpr uint32_t kMaxOutputTokens = 1'000'000;
+inline constexpr uint32_t kMaxTerminalSize = 1000;
+inline constexpr uint32_t kMaxOneShotTimeoutMs = 86'400'000;
+
+Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandRequest& request, const config::Config& config);
+Result<orchestrator::ExecRequest> validate_run_command(const v1::RunCommandRequest& request, const config::Config& config);
+Status validate_session_id(int32_t session_id);
+Status validate_stdin(const std::string& chars, const char* field);
+Status validate_max_output_tokens(bool has, uint32_t value);
+Result<std::vector<std::string>> validate_policy_check(const v1::CheckPolicyRequest& request, const config::Config& config);
+
+}  // namespace codexd::server

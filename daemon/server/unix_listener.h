@@ -1,0 +1,58 @@
+// The daemon's Unix socket: safe creation (private directory, stale-socket cleanup, refusal
+// when another daemon is live), accept with peer credentials, and hand-off to gRPC.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "platform/base/status.h"
+#include "platform/posix/peer_cred.h"
+#include "platform/posix/unique_fd.h"
+
+namespace codexd::server {
+
+struct SocketOptions {
+  std::string path;
+  mode_t socket_mode = 0600;   // user mode; system mode: 0660
+  mode_t dir_mode = 0700;      // user mode; system mode: 0750
+  std::optional<gid_t> group;  // system mode: chown root:codexd
+};
+
+// Creates the directory (mode enforced, must be ours), removes a stale socket, refuses when a
+// live daemon answers on the path, binds and listens. `inherited_fd` >= 0: use that listening
+// socket (systemd socket activation) instead of creating one.
+Result<UniqueFd> open_listening_socket(const SocketOptions& options);
+
+// Accepts connections on a thread of its own (accept blocks nothing else), takes each peer's
+// credentials, asks `admit` whether to keep the connection, and passes kept ones on.
+class Acceptor {
+ public:
+  using Admit = std::function<bool(int fd, const posix::PeerCredentials& peer)>;  // false: closed
+  using HandOff = std::function<void(int fd)>;  // takes ownership
+
+  Acceptor(UniqueFd listener, Admit admit, HandOff hand_off);
+  ~Acceptor();
+  Acceptor(const Acceptor&) = delete;
+  Acceptor& operator=(const Acceptor&) = delete;
+
+  void start();
+  // Stops accepting and closes the listening socket; returns when the thread has exited.
+  void stop();
+
+ private:
+  void run();
+
+  UniqueFd listener_;
+  UniqueFd wake_read_, wake_write_;
+  Admit admit_;
+  HandOff hand_off_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace codexd::server
