@@ -77,11 +77,7 @@ bool is_always_stripped(std::string_view name) {
   for (auto token : kLaunchTokens) {
     if (equals_ci(token, name)) return true;
   }
-  // The dynamic loader of our sandbox launcher would act on these before any sandbox exists.
-  if (name.size() >= 3 && name.substr(0, 3) == "LD_") return true;
-  static constexpr std::array<std::string_view, 4> kLoaderControls = {"GCONV_PATH", "MALLOC_TRACE", "GLIBC_TUNABLES",
-                                                                     "HOSTALIASES"};
-  return std::find(kLoaderControls.begin(), kLoaderControls.end(), name) != kLoaderControls.end();
+  return false;
 }
 
 std::vector<std::string> build_child_environment(const EnvironmentPolicy& policy, const EnvironmentInputs& inputs) {

@@ -147,8 +147,11 @@ std::shared_ptr<PendingAdmission> Orchestrator::admit(ExecRequest request, Done 
   // Sandbox spec for this command (concrete roots, protected paths, masked socket directory).
   sandbox::ResolveContext context;
   context.cwd = req.workdir;
-  if (auto it = req.env.find("TMPDIR"); it != req.env.end()) context.tmpdir_env = it->second;
-  else if (auto base = deps_.base_env.find("TMPDIR"); base != deps_.base_env.end() && !system_mode) context.tmpdir_env = base->second;
+  // $TMPDIR becomes a writable root, so it comes from the daemon's environment, never from the
+  // request (a caller could otherwise name any directory).
+  if (auto base = deps_.base_env.find("TMPDIR"); base != deps_.base_env.end() && !system_mode) {
+    context.tmpdir_env = base->second;
+  }
   if (!deps_.socket_dir.empty()) context.masked_paths.push_back(deps_.socket_dir);
   auto spec = sandbox::resolve_sandbox_spec(config.sandbox.policy, context);
   if (!spec.ok()) {

@@ -2,8 +2,10 @@
 // danger-full-access where no backend exists yet.
 #include "platform/sandbox/sandbox.h"
 
-#ifdef __linux__
+#if defined(__linux__)
 #include "platform/linux/linux_sandbox_manager.h"
+#elif defined(__APPLE__)
+#include "platform/macos/seatbelt_sandbox_manager.h"
 #endif
 
 namespace codexd::sandbox {
@@ -40,8 +42,10 @@ std::unique_ptr<SandboxManager> create_unavailable_sandbox_manager() {
 }
 
 std::unique_ptr<SandboxManager> create_sandbox_manager(const SandboxManagerOptions& options) {
-#ifdef __linux__
+#if defined(__linux__)
   return linux_backend::create_linux_sandbox_manager(options);
+#elif defined(__APPLE__)
+  return macos_backend::create_seatbelt_sandbox_manager(options);
 #else
   (void)options;
   return create_unavailable_sandbox_manager();

@@ -38,6 +38,24 @@ Status reject_forbidden_root(const std::string& canonical, const Candidate& cand
     return InvalidArgument(candidate.origin + " " + candidate.lexical +
                            " resolves into host kernel state (" + canonical + ")");
   }
+  // The operating system itself: the agent picks its working directory, and a workdir of
+  // /etc or /usr/bin must not make the system writable.
+  static constexpr const char* kSystemTrees[] = {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64",
+                                                 "/libx32", "/sbin", "/usr/bin", "/usr/lib", "/usr/lib32",
+                                                 "/usr/lib64", "/usr/libexec", "/usr/sbin", "/usr/share"};
+  static constexpr const char* kSystemDirs[] = {"/usr", "/var", "/run", "/home", "/opt", "/srv", "/mnt", "/media"};
+  for (const char* tree : kSystemTrees) {
+    if (is_same_or_under(canonical, tree)) {
+      return InvalidArgument(candidate.origin + " " + candidate.lexical + " is a system directory (" + canonical +
+                             ") and cannot be a writable root");
+    }
+  }
+  for (const char* dir : kSystemDirs) {
+    if (canonical == dir) {
+      return InvalidArgument(candidate.origin + " " + candidate.lexical + " is a system directory (" + canonical +
+                             ") and cannot be a writable root");
+    }
+  }
   return Status::Ok();
 }
 
@@ -107,7 +125,12 @@ Result<std::vector<WritableRoot>> resolve_writable_roots(const SandboxPolicy& po
       notes->push_back("skipped non-directory " + candidate.origin + " " + candidate.lexical);
       continue;
     }
-    CODEXD_RETURN_IF_ERROR(reject_forbidden_root(*real, candidate));
+    if (Status forbidden = reject_forbidden_root(*real, candidate); !forbidden.ok()) {
+      // A working directory there simply stays read-only; a configured root is an error.
+      if (candidate.origin != "cwd") return forbidden;
+      notes->push_back("cwd " + candidate.lexical + " stays read-only: " + forbidden.message());
+      continue;
+    }
     if (std::find(canonical.begin(), canonical.end(), *real) != canonical.end()) continue;
     canonical.push_back(*real);
     kept.push_back(&candidate);

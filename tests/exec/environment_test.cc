@@ -51,13 +51,13 @@ TEST(Environment, PolicyOrderMatchesCodex) {
   EXPECT_THAT(env, testing::ElementsAre("ADDED=1", "MY_TOKEN=x", "PATH=/bin"));
 }
 
-TEST(Environment, LoaderVariablesAndLaunchTokensNeverPass) {
+TEST(Environment, LaunchTokensNeverPassEvenWhenSet) {
   EnvironmentPolicy policy;
   policy.ignore_default_excludes = true;
-  policy.set = {{"LD_PRELOAD", "/tmp/evil.so"}};
+  policy.set = {{"NODE_REPL_AUTH_TOKEN", "forced"}};
   auto env = build_child_environment(
-      policy, inputs({{"LD_LIBRARY_PATH", "/x"}, {"node_repl_auth_token", "y"}}, {{"GCONV_PATH", "/z"}}));
-  EXPECT_TRUE(env.empty()) << testing::PrintToString(env);
+      policy, inputs({{"OPENAI_IDENTITY_TOKEN_FILE", "/x"}, {"node_repl_auth_token", "y"}}, {{"LD_LIBRARY_PATH", "/z"}}));
+  EXPECT_THAT(env, testing::ElementsAre("LD_LIBRARY_PATH=/z"));
 }
 
 TEST(Environment, UnifiedExecOverlayWins) {

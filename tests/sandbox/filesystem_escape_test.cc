@@ -68,10 +68,15 @@ TEST_P(FilesystemEscape, SlashTmpAsAWritableRoot) {
   SpecOptions options;
   options.include_slash_tmp = true;
   SandboxSpec spec = make_spec(ws_, options);
-  std::string file = "/tmp/codexd-sandbox-test-" + std::to_string(::getpid()) + "-" + backend_name(GetParam());
+  // Write into a directory that exists before the run: under Landlock, /tmp becomes a "spine"
+  // (no new top-level entries) whenever a protected name such as /tmp/.codex exists there, and
+  // earlier bwrap runs with cwd=/tmp leave that mount point behind (docs/sandbox.md).
+  std::string dir = "/tmp/codexd-sandbox-test-" + std::to_string(::getpid()) + "-" + backend_name(GetParam());
+  std::filesystem::create_directories(dir);
+  std::string file = dir + "/written";
   expect_allowed(*manager, spec, ws_, {"write", file});
   EXPECT_TRUE(path_exists(file)) << "the write must land in the host /tmp";
-  std::filesystem::remove(file);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_P(FilesystemEscape, NoWriteDeleteOrRenameOutsideTheRoots) {

@@ -1,0 +1,219 @@
+#include "tests/support/test_daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#ifndef CODEXD_TEST_BIN_DIR
+#error "CODEXD_TEST_BIN_DIR must point at the build's bin directory"
+#endif
+
+extern char** environ;
+
+namespace codexd::testing {
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A datagram socket playing systemd's NOTIFY_SOCKET: the daemon says READY=1 on it.
+struct NotifySocket {
+  int fd = -1;
+  std::string path;
+  explicit NotifySocket(const std::string& dir) {
+    path = dir + "/notify.sock";
+    fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  }
+  ~NotifySocket() {
+    if (fd >= 0) ::close(fd);
+    ::unlink(path.c_str());
+  }
+  // Waits for a datagram containing READY=1 or for the daemon to die.
+  bool wait_ready(pid_t pid, std::chrono::seconds guard) {
+    auto limit = std::chrono::steady_clock::now() + guard;
+    while (std::chrono::steady_clock::now() < limit) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 200) > 0) {
+        char buf[4096];
+        ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
+        if (n > 0 && std::string(buf, static_cast<size_t>(n)).find("READY=1") != std::string::npos) return true;
+      }
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) return false;  // died during start-up
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+std::string TestDaemon::codexd_binary() { return std::string(CODEXD_TEST_BIN_DIR) + "/codexd"; }
+std::string TestDaemon::codexctl_binary() { return std::string(CODEXD_TEST_BIN_DIR) + "/codexctl"; }
+
+TestDaemon::TestDaemon(TestDaemonOptions options) : options_(std::move(options)) {
+  char tmpl[] = "/tmp/codexd-it-XXXXXX";
+  dir_ = ::mkdtemp(tmpl);
+  ::chmod(dir_.c_str(), 0755);  // other test users must reach the workspace
+  workspace_ = dir_ + "/ws";
+  std::filesystem::create_directories(workspace_);
+  ::chmod(workspace_.c_str(), 0777);
+  socket_ = dir_ + "/run/codexd.sock";
+  audit_log_ = dir_ + "/audit.log";
+  log_path_ = dir_ + "/codexd.log";
+  std::filesystem::create_directories(dir_ + "/rules");
+  if (!options_.rules.empty()) std::ofstream(dir_ + "/rules/test.rules") << options_.rules;
+
+  std::ofstream config(dir_ + "/codexd.toml");
+  config << "[daemon]\n";
+  config << "mode = \"" << (options_.system_mode ? "system" : "user") << "\"\n";
+  config << "listen = \"unix:" << socket_ << "\"\n";
+  config << "log_level = \"debug\"\n";
+  if (!options_.socket_mode.empty()) config << "socket_mode = \"" << options_.socket_mode << "\"\n";
+  if (!options_.socket_dir_mode.empty()) config << "socket_dir_mode = \"" << options_.socket_dir_mode << "\"\n";
+  config << "[policy]\n";
+  config << "rules_dirs = [\"" << dir_ << "/rules\"]\n";
+  config << "approval_policy = \"" << options_.approval_policy << "\"\n";
+  config << "amend_file = \"" << dir_ << "/rules/amend.rules\"\n";
+  config << "[sandbox]\n";
+  config << "mode = \"" << options_.sandbox_mode << "\"\n";
+  config << "[audit]\n";
+  config << "log_file = \"" << audit_log_ << "\"\n";
+  config << options_.extra_config << "\n";
+  config.close();
+
+  NotifySocket notify(dir_);
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "NOTIFY_SOCKET=", 14) != 0 && std::strncmp(*e, "LISTEN_", 7) != 0) env.emplace_back(*e);
+  }
+  env.push_back("NOTIFY_SOCKET=" + notify.path);
+  for (const auto& e : options_.env) env.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string binary = codexd_binary();
+  std::string config_path = dir_ + "/codexd.toml";
+  std::vector<char*> argv = {binary.data(), const_cast<char*>("--config"), config_path.data(), nullptr};
+
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    ::setpgid(0, 0);
+    ::execve(binary.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
+  ready_ = notify.wait_ready(pid_, std::chrono::seconds(30));
+}
+
+TestDaemon::~TestDaemon() {
+  if (!stopped_) stop();
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+std::string TestDaemon::daemon_log() const { return read_file(log_path_); }
+
+std::shared_ptr<grpc::Channel> TestDaemon::channel() const {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
+  return grpc::CreateCustomChannel("unix:" + socket_, grpc::InsecureChannelCredentials(), args);
+}
+
+void TestDaemon::label(grpc::ClientContext& context, const std::string& agent_id) {
+  context.AddMetadata("x-codexd-agent-id", agent_id);
+}
+
+int TestDaemon::stop() {
+  if (stopped_ || pid_ <= 0) return -1;
+  stopped_ = true;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+ProcessResult TestDaemon::codexctl(const std::vector<std::string>& args, const std::string& stdin_data,
+                                   std::optional<uid_t> as_uid) const {
+  std::vector<std::string> argv = {codexctl_binary(), "--socket", socket_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, stdin_data, as_uid);
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& stdin_data, std::optional<uid_t> as_uid,
+                          const std::vector<std::string>& extra_env) {
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC)) return {};
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  for (const auto& e : extra_env) env.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    if (as_uid) {
+      ::setgroups(0, nullptr);
+      if (::setgid(*as_uid) != 0 || ::setuid(*as_uid) != 0) _exit(126);
+    }
+    ::execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  std::thread writer([&] {
+    size_t off = 0;
+    while (off < stdin_data.size()) {
+      ssize_t n = ::write(in[1], stdin_data.data() + off, stdin_data.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    ::close(in[1]);
+  });
+  ProcessResult result;
+  auto drain = [](int fd, std::string& sink) {
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) sink.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+  };
+  std::thread err_reader([&] { drain(err[0], result.err); });
+  drain(out[0], result.out);
+  err_reader.join();
+  writer.join();
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+}  // namespace codexd::testing

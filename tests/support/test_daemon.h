@@ -1,0 +1,75 @@
+// A real codexd for integration tests: its own temp directory, config, socket and audit log;
+// readiness is the daemon's own sd_notify READY=1 (no polling, no sleeps); stopped with
+// SIGTERM, and its exit code and socket cleanup are checked by the caller when it matters.
+#pragma once
+
+#include <sys/types.h>
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace codexd::testing {
+
+struct TestDaemonOptions {
+  std::string extra_config;    // appended TOML (sections may repeat keys set below only if not set there)
+  bool system_mode = false;
+  std::string approval_policy = "on-request";
+  std::string sandbox_mode = "workspace-write";
+  std::string rules;           // written to <dir>/rules/test.rules when non-empty
+  std::string socket_mode;     // e.g. "0666" so another uid can connect
+  std::string socket_dir_mode; // e.g. "0755"
+  std::vector<std::string> env;  // extra NAME=VALUE for the daemon process
+};
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class TestDaemon {
+ public:
+  explicit TestDaemon(TestDaemonOptions options = {});
+  ~TestDaemon();
+  TestDaemon(const TestDaemon&) = delete;
+  TestDaemon& operator=(const TestDaemon&) = delete;
+
+  bool started() const { return pid_ > 0 && ready_; }
+  pid_t pid() const { return pid_; }
+  const std::string& dir() const { return dir_; }          // temp root (0755), removed at the end
+  const std::string& workspace() const { return workspace_; }  // a directory to run commands in
+  const std::string& socket_path() const { return socket_; }
+  const std::string& audit_log_path() const { return audit_log_; }
+  std::string daemon_log() const;
+
+  std::shared_ptr<grpc::Channel> channel() const;
+  // Adds the x-codexd-agent-id metadata.
+  static void label(grpc::ClientContext& context, const std::string& agent_id);
+
+  // SIGTERM and wait; returns the exit status (exit code, or 128+signal).
+  int stop();
+
+  // Runs the codexctl binary against this daemon (optionally as another uid, with stdin).
+  ProcessResult codexctl(const std::vector<std::string>& args, const std::string& stdin_data = "",
+                         std::optional<uid_t> as_uid = std::nullopt) const;
+
+  static std::string codexd_binary();
+  static std::string codexctl_binary();
+
+ private:
+  TestDaemonOptions options_;
+  std::string dir_, workspace_, socket_, audit_log_, log_path_;
+  pid_t pid_ = -1;
+  bool ready_ = false;
+  bool stopped_ = false;
+};
+
+// Runs argv to completion, capturing stdout/stderr; as_uid drops to that uid (tests run as root).
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& stdin_data = "",
+                          std::optional<uid_t> as_uid = std::nullopt, const std::vector<std::string>& extra_env = {});
+
+}  // namespace codexd::testing
