@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   exec_cmd->add_option("--shell", exec.shell_script, "Run this shell script ([shell, -lc, SCRIPT]) instead of argv");
   exec_cmd->add_flag("--escalate", exec.escalate, "Ask to run without the sandbox (needs approval)");
   exec_cmd->add_option("--justification", exec.justification, "Why escalation is needed (shown to the reviewer)");
-  exec_cmd->add_option("--env,-e", exec.env, "NAME=VALUE for the command (repeatable)");
+  exec_cmd->add_option("--env,-e", exec.env, "NAME=VALUE for the command (repeatable)")->allow_extra_args(false);
   exec_cmd->add_flag("--dry-run", exec.dry_run, "Print the plan (policy, approval, sandbox, exact launch) without running");
   exec_cmd->add_flag("--no-prompt", exec.no_prompt, "Do not answer approval prompts here; wait for a reviewer");
   exec_cmd->add_option("--max-output-tokens", exec.max_output_tokens, "Output budget of the first result");
@@ -149,9 +149,9 @@ int main(int argc, char** argv) {
   SandboxArgs sandbox;
   auto* sandbox_cmd = app.add_subcommand("sandbox", "Run a command through the daemon's sandbox only (no policy), like `codex sandbox`");
   sandbox_cmd->add_option("--mode", sandbox.mode, "read-only or workspace-write")->check(CLI::IsMember({"read-only", "workspace-write"}));
-  sandbox_cmd->add_option("--writable", sandbox.writable, "Extra writable root (repeatable)");
+  sandbox_cmd->add_option("--writable", sandbox.writable, "Extra writable root (repeatable)")->allow_extra_args(false);
   sandbox_cmd->add_flag("--network", sandbox.network, "Allow network access");
-  sandbox_cmd->add_option("--deny-read", sandbox.deny_read, "Path the command must not read (repeatable)");
+  sandbox_cmd->add_option("--deny-read", sandbox.deny_read, "Path the command must not read (repeatable)")->allow_extra_args(false);
   sandbox_cmd->add_flag("--plan", sandbox.plan_only, "Print the exact launch (argv and rules) without running");
   sandbox_cmd->add_option("--backend", sandbox.backend, "auto, bwrap or landlock")->check(CLI::IsMember({"auto", "bwrap", "landlock"}));
   sandbox_cmd->add_option("--workdir,-C", sandbox.workdir, "Working directory (default: current directory)");

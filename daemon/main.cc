@@ -58,9 +58,14 @@ int inherited_listen_fd() {
   return -1;
 }
 
-int check_config(const config::Config& config, const std::string& default_rules) {
+int check_config(const config::Config& config, const std::string& default_rules, const std::vector<std::string>& config_errors) {
   int errors = 0;
-  orchestrator::PolicyStore store(default_rules, config.policy.rules_dirs);
+  for (const auto& e : config_errors) {
+    std::fprintf(stderr, "%s\n", e.c_str());
+    ++errors;
+  }
+  orchestrator::PolicyStore store(default_rules, config.policy.rules_dirs,
+                                  config.daemon.mode == config::DaemonMode::kSystem);
   auto result = store.reload();
   for (const auto& e : result.errors) {
     std::fprintf(stderr, "%s\n", e.c_str());
@@ -147,13 +152,25 @@ int main(int argc, char** argv) {
     config.daemon.listen = "unix:" + path;
   }
   if (!log_level.empty()) config.daemon.log_level = log_level;
+  // System mode runs commands as other users: its config must be one only root can change.
+  std::vector<std::string> config_errors;
+  if (config.daemon.mode == config::DaemonMode::kSystem && !config_path.empty()) {
+    Status trusted = config::check_root_only_writable(config_path);
+    if (!trusted.ok()) {
+      if (!check) {
+        std::fprintf(stderr, "codexd: %s\n", trusted.message().c_str());
+        return 2;
+      }
+      config_errors.push_back(trusted.message());
+    }
+  }
   if (config.daemon.mode == config::DaemonMode::kSystem && ::geteuid() != 0 && !check && !print_plan) {
     std::fprintf(stderr, "codexd: system mode needs root (it runs each command as the uid that asked)\n");
     return 2;
   }
 
-  const std::string default_rules = default_rules_path();
-  if (check) return check_config(config, default_rules);
+  const std::string default_rules = config.policy.include_default_rules ? default_rules_path() : std::string();
+  if (check) return check_config(config, default_rules, config_errors);
   if (print_plan) return print_sandbox_plan(config, workdir, command);
 
   setup_logging(config);

@@ -1,7 +1,11 @@
 #include "daemon/config/config.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -286,6 +290,7 @@ Result<Config> parse_config(const std::string& text, const std::string& source_p
   if (const auto* t = top.table("policy")) {
     TableReader r(*t, "policy.", errors);
     r.read("rules_dirs", c.policy.rules_dirs);
+    r.read("include_default_rules", c.policy.include_default_rules);
     for (const auto& dir : c.policy.rules_dirs) check_absolute(errors, t->get("rules_dirs"), "policy.rules_dirs", dir);
     r.read_choice<std::string>("approval_policy", c.policy.approval_policy,
                                {{"untrusted", "untrusted"}, {"on-request", "on-request"}, {"never", "never"},
@@ -353,6 +358,33 @@ Result<Config> parse_config(const std::string& text, const std::string& source_p
   if (!errors.empty()) return InvalidArgument(errors.joined());
   expand_home_paths(c);
   return c;
+}
+
+namespace {
+
+Status check_owned_by_root(const std::string& shown, const std::string& real, bool is_directory) {
+  struct stat st {};
+  if (::stat(real.c_str(), &st) != 0) return ErrnoStatus(shown, errno);
+  std::string what = is_directory ? "directory " + real + " of " + shown : shown;
+  if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return PermissionDenied(what + ": writable by someone other than root (owner uid " + std::to_string(st.st_uid) +
+                            ", mode " + mode + "); system mode loads only files that only root can change");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status check_root_only_writable(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr) return ErrnoStatus(path, errno);
+  std::string real = resolved;
+  Status file = check_owned_by_root(path, real, false);
+  if (!file.ok()) return file;
+  std::string parent = real.substr(0, real.rfind('/'));
+  return check_owned_by_root(path, parent.empty() ? "/" : parent, true);
 }
 
 Result<Config> load_config_file(const std::string& path) {

@@ -48,6 +48,8 @@ struct PolicySection {
   // Directories whose *.rules files are loaded, in this order (later files' rules come later;
   // host_executable: last wins). "~" means the home of the daemon's user.
   std::vector<std::string> rules_dirs;
+  // Load the shipped default.rules (<prefix>/share/codexd/default.rules) before rules_dirs.
+  bool include_default_rules = true;
   std::string approval_policy = "on-request";  // untrusted | on-request | never | granular
   // granular: which prompts may reach a reviewer (others become forbidden).
   bool granular_sandbox_approval = true;
@@ -104,6 +106,11 @@ std::string socket_path(const Config& config);
 // The user-mode default: $XDG_RUNTIME_DIR/codexd/codexd.sock, else /tmp/codexd-$UID/codexd.sock.
 std::string default_user_socket_path();
 inline constexpr const char* kSystemSocketPath = "/run/codexd/codexd.sock";
+
+// System mode trusts only what root alone can change: `path` (symlinks followed) must be owned
+// by root and not writable by its group or others, and so must the directory that holds it
+// (else another user could replace the file). The error names the path and why.
+Status check_root_only_writable(const std::string& path);
 
 // "~" / "~/x" against `home`.
 std::string expand_home(const std::string& path, const std::string& home);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is needed, builds twice (normal, and ASan+UBSan), runs the
+# whole CTest suite in both (unit, integration, sandbox escape, approvals, system-mode,
+# service-file and conformance tests), the libFuzzer targets for a bounded time, and the
+# .deb install smoke test. Exits non-zero on any failure. CI runs exactly this (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+start=$(date +%s)
+step() { printf '\n==== %s (%ds)\n' "$1" $(( $(date +%s) - start )); }
+
+step "dependencies"
+./scripts/deps.sh
+
+step "build (RelWithDebInfo)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$JOBS"
+
+step "tests (RelWithDebInfo)"
+ctest --test-dir build -j "$JOBS" --output-on-failure --timeout 600
+
+step "build (ASan + UBSan)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCODEXD_SANITIZE=ON -DCODEXD_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j "$JOBS"
+
+step "tests (ASan + UBSan)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -j "$JOBS" --output-on-failure --timeout 900
+
+step "fuzzing (${FUZZ_SECONDS}s)"
+tests/fuzz/run_fuzzers.sh build-fuzz "$FUZZ_SECONDS"
+
+step "debian package install smoke test"
+packaging/smoke_test_deb.sh build
+
+step "all tests passed"
