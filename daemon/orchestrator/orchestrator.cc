@@ -320,7 +320,7 @@ Status Orchestrator::build_launch(ExecPlan& plan, std::optional<Rejection>& reje
     return Status::Ok();
   }
 
-  sandbox::LaunchRequest launch_request{req.argv, req.workdir, std::move(env)};
+  sandbox::LaunchRequest launch_request{req.argv, req.workdir, std::move(env), req.tty};
   auto launch = deps_.sandbox->plan(plan.sandbox_spec, launch_request);
   if (!launch.ok()) {
     // Never fall back to running unsandboxed.

@@ -97,7 +97,8 @@ const std::vector<std::string>& proc_paths_made_read_only() {
 
 Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, const BwrapFeatures& features,
                                                const SandboxSpec& spec, const std::string& command_cwd,
-                                               const std::vector<std::string>& helper_argv) {
+                                               const std::vector<std::string>& helper_argv,
+                                               bool keep_controlling_terminal) {
   if (spec.mode == SandboxMode::kDangerFullAccess) {
     return InvalidArgument("danger-full-access runs without bwrap");
   }
@@ -110,7 +111,15 @@ Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, co
   ArgvBuilder b(&out.argv);
   std::vector<std::string>& rules = out.rules;
 
-  b.add({bwrap_path, "--new-session", "--die-with-parent"});
+  if (keep_controlling_terminal) {
+    // TTY sessions: --new-session would detach the command from its PTY (no job control, and
+    // Ctrl-C would hit bwrap instead of the foreground job). The injection --new-session
+    // guards against (TIOCSTI, CVE-2017-5226) is refused by the helper's seccomp filter.
+    b.add({bwrap_path, "--die-with-parent"});
+    rules.push_back("terminal: the command keeps its PTY as controlling terminal; TIOCSTI/TIOCLINUX refused by seccomp");
+  } else {
+    b.add({bwrap_path, "--new-session", "--die-with-parent"});
+  }
   // Without --as-pid-1 bwrap keeps an unfiltered reaper as pid 1 in the sandbox; the command
   // could reach it through /proc/1 (e.g. /proc/1/mem where Yama allows). With it, the helper
   // (and then the command) is pid 1 and every process in the sandbox is filtered.

@@ -29,10 +29,12 @@ struct BwrapInvocation {
   std::vector<std::string> rules;  // one human-readable line per decision
 };
 
-// `helper_argv` starts with the helper's absolute path.
+// `helper_argv` starts with the helper's absolute path. `keep_controlling_terminal`: omit
+// --new-session so a TTY command keeps its terminal (the helper's filter refuses TIOCSTI).
 Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, const BwrapFeatures& features,
                                                const SandboxSpec& spec, const std::string& command_cwd,
-                                               const std::vector<std::string>& helper_argv);
+                                               const std::vector<std::string>& helper_argv,
+                                               bool keep_controlling_terminal = false);
 
 // Host-global files and directories under a fresh /proc that are re-bound read-only.
 const std::vector<std::string>& proc_paths_made_read_only();

@@ -93,7 +93,7 @@ class LinuxSandboxManager final : public SandboxManager {
 
     CODEXD_ASSIGN_OR_RETURN(BwrapInvocation invocation,
                             build_bwrap_invocation(probe_.report.bwrap_path, probe_.features, spec,
-                                                   request.cwd, helper_argv));
+                                                   request.cwd, helper_argv, request.tty));
     LaunchPlan plan;
     plan.backend = Backend::kLinuxBwrap;
     plan.argv = std::move(invocation.argv);

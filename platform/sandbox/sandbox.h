@@ -77,6 +77,10 @@ struct LaunchRequest {
   std::vector<std::string> argv;  // argv[0] may be a bare name (looked up in the child PATH)
   std::string cwd;
   std::vector<std::string> env;   // NAME=VALUE, the child's environment before sandbox markers
+  // The command runs on a PTY and keeps it as its controlling terminal (job control, Ctrl-C
+  // reaching the foreground job). Terminal-input injection (TIOCSTI/TIOCLINUX) stays refused
+  // by the seccomp filter, which is why bwrap's --new-session is not needed then.
+  bool tty = false;
 };
 
 // The exact thing to exec.
