@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -27,18 +29,28 @@ class Errors {
   void add(const toml::source_region& where, const std::string& message) {
     std::ostringstream out;
     out << path_ << ":" << where.begin.line << ":" << where.begin.column << ": " << message;
-    lines_.push_back(out.str());
+    lines_.push_back({where.begin.line, where.begin.column, out.str()});
   }
   bool empty() const { return lines_.empty(); }
+  // In file order, one per line.
   std::string joined() const {
+    auto sorted = lines_;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const Line& a, const Line& b) {
+      return a.line != b.line ? a.line < b.line : a.column < b.column;
+    });
     std::string all;
-    for (const auto& l : lines_) all += (all.empty() ? "" : "\n") + l;
+    for (const auto& l : sorted) all += (all.empty() ? "" : "\n") + l.text;
     return all;
   }
 
  private:
+  struct Line {
+    uint32_t line;
+    uint32_t column;
+    std::string text;
+  };
   std::string path_;
-  std::vector<std::string> lines_;
+  std::vector<Line> lines_;
 };
 
 // Reads one table, rejecting keys nobody asked for.

@@ -1,0 +1,160 @@
+#include "daemon/config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace codexd::config {
+namespace {
+
+using testing::HasSubstr;
+
+TEST(Config, EmptyFileGivesTheUserModeDefaults) {
+  auto c = parse_config("", "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->daemon.mode, DaemonMode::kUser);
+  EXPECT_EQ(c->exec.default_shell, "/bin/bash");
+  EXPECT_TRUE(c->exec.allow_login_shell);
+  EXPECT_EQ(c->exec.max_sessions, 64u);
+  EXPECT_EQ(c->exec.background_terminal_max_timeout_ms, 300000u);
+  EXPECT_EQ(c->policy.approval_policy, "on-request");
+  EXPECT_EQ(c->sandbox.policy.mode, sandbox::SandboxMode::kWorkspaceWrite);
+  EXPECT_FALSE(c->sandbox.policy.network_access);
+  EXPECT_FALSE(c->environment.ignore_default_excludes);  // secrets filtered by default
+  EXPECT_EQ(c->approvals.timeout_ms, 0u);
+  EXPECT_FALSE(c->approvals.reject_without_reviewer);
+  EXPECT_TRUE(c->policy.include_default_rules);
+}
+
+TEST(Config, SystemModeChangesTheDefaults) {
+  auto c = parse_config("[daemon]\nmode = \"system\"\n", "c.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(socket_path(*c), "/run/codexd/codexd.sock");
+  EXPECT_EQ(c->policy.rules_dirs, std::vector<std::string>{"/etc/codexd/rules"});
+  EXPECT_EQ(c->policy.amend_file, "");
+}
+
+TEST(Config, EveryKeyIsRead) {
+  auto c = parse_config(R"(
+[daemon]
+listen = "unix:/run/x.sock"
+log_level = "debug"
+log_format = "json"
+admin_uids = [1000, 1001]
+socket_mode = "0660"
+socket_dir_mode = "0750"
+root_runs_as = "nobody"
+[exec]
+default_shell = "/bin/sh"
+allow_login_shell = false
+max_sessions = 10
+background_terminal_max_timeout_ms = 60000
+[environment]
+inherit = "core"
+ignore_default_excludes = true
+exclude = ["AWS_*"]
+include_only = ["PATH", "HOME"]
+set = { FOO = "bar" }
+[policy]
+rules_dirs = ["/etc/r"]
+approval_policy = "untrusted"
+include_default_rules = false
+[sandbox]
+mode = "read-only"
+writable_roots = ["/srv/w"]
+network_access = true
+denied_read = ["/root/.ssh"]
+backend = "landlock"
+[approvals]
+timeout_ms = 5000
+when_no_reviewer = "reject"
+reviewer_uids = [0]
+[agents."ci-bot"]
+approval_policy = "never"
+[audit]
+log_file = "/var/log/codexd-audit.log"
+)",
+                        "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(socket_path(*c), "/run/x.sock");
+  EXPECT_EQ(c->daemon.admin_uids, (std::vector<uid_t>{1000, 1001}));
+  EXPECT_EQ(c->daemon.socket_mode, 0660u);
+  EXPECT_EQ(c->daemon.socket_dir_mode, 0750u);
+  EXPECT_EQ(c->exec.max_sessions, 10u);
+  EXPECT_EQ(c->environment.inherit, exec::EnvironmentPolicy::Inherit::kCore);
+  EXPECT_EQ(c->environment.set.at("FOO"), "bar");
+  EXPECT_FALSE(c->policy.include_default_rules);
+  EXPECT_EQ(c->sandbox.policy.mode, sandbox::SandboxMode::kReadOnly);
+  EXPECT_EQ(c->sandbox.backend, sandbox::BackendPreference::kLandlock);
+  EXPECT_TRUE(c->approvals.reject_without_reviewer);
+  EXPECT_EQ(c->agents.at("ci-bot").approval_policy, "never");
+  EXPECT_EQ(c->audit.log_file, "/var/log/codexd-audit.log");
+}
+
+TEST(Config, UnknownKeysAreErrorsWithTheirPosition) {
+  auto c = parse_config("[exec]\nmax_session = 3\n\n[sandbox]\nnetwork = true\n[nope]\n", "/etc/codexd/codexd.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  // Every error, not just the first.
+  EXPECT_THAT(c.status().message(), HasSubstr("/etc/codexd/codexd.toml:2:15: unknown key `exec.max_session`"));
+  EXPECT_THAT(c.status().message(), HasSubstr("/etc/codexd/codexd.toml:5:11: unknown key `sandbox.network`"));
+  EXPECT_THAT(c.status().message(), HasSubstr("unknown key `nope`"));
+}
+
+TEST(Config, BadValuesSayWhatIsAllowed) {
+  auto c = parse_config(R"([exec]
+max_sessions = 3
+allow_login_shell = "yes"
+[policy]
+approval_policy = "sometimes"
+[sandbox]
+writable_roots = ["relative/dir"]
+[daemon]
+socket_mode = "rw-rw----"
+listen = "unix:relative.sock"
+)",
+                        "c.toml");
+  ASSERT_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  EXPECT_THAT(m, HasSubstr("c.toml:2:16: `exec.max_sessions` must be between 9 and 4096 (got 3)"));
+  EXPECT_THAT(m, HasSubstr("c.toml:3:21: `exec.allow_login_shell` must be true or false"));
+  EXPECT_THAT(m, HasSubstr("`policy.approval_policy` must be one of untrusted, on-request, never, granular (got \"sometimes\")"));
+  EXPECT_THAT(m, HasSubstr("`sandbox.writable_roots` must be an absolute path (got \"relative/dir\")"));
+  EXPECT_THAT(m, HasSubstr("`daemon.socket_mode` must be an octal mode"));
+  EXPECT_THAT(m, HasSubstr("`daemon.listen` must be unix:/absolute/path"));
+  // Reported in file order.
+  EXPECT_LT(m.find("c.toml:2:"), m.find("c.toml:3:"));
+  EXPECT_LT(m.find("c.toml:7:"), m.find("c.toml:9:"));
+}
+
+TEST(Config, TomlSyntaxErrorsHaveAPosition) {
+  auto c = parse_config("[exec\nmax_sessions = 10\n", "broken.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), testing::StartsWith("broken.toml:1:"));
+}
+
+TEST(Config, HomeIsExpandedInPaths) {
+  setenv("HOME", "/home/tester", 1);
+  auto c = parse_config("[policy]\nrules_dirs = [\"~/rules\", \"/etc/r\"]\namend_file = \"~/rules/a.rules\"\n", "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->policy.rules_dirs, (std::vector<std::string>{"/home/tester/rules", "/etc/r"}));
+  EXPECT_EQ(c->policy.amend_file, "/home/tester/rules/a.rules");
+}
+
+TEST(Config, UserSocketFollowsXdgRuntimeDir) {
+  setenv("XDG_RUNTIME_DIR", "/run/user/1234", 1);
+  EXPECT_EQ(default_user_socket_path(), "/run/user/1234/codexd/codexd.sock");
+  unsetenv("XDG_RUNTIME_DIR");
+  EXPECT_EQ(default_user_socket_path(), "/tmp/codexd-" + std::to_string(::getuid()) + "/codexd.sock");
+}
+
+TEST(Config, MissingFileIsNotFound) {
+  auto c = load_config_file("/nonexistent/codexd.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace codexd::config
