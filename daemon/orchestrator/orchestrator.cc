@@ -159,19 +159,21 @@ std::shared_ptr<PendingAdmission> Orchestrator::admit(ExecRequest request, Done 
   }
   plan->sandbox_spec = std::move(spec).value();
 
-  // Escalation: denied-read paths are enforced only by the sandbox, so they keep it.
+  // Escalation guard first: a policy that cannot grant escalation rejects the request as asked,
+  // whatever the sandbox would later make of it.
   plan->escalation_requested = req.require_escalated;
-  bool escalate = req.require_escalated;
-  if (escalate && plan->sandbox_spec.has_denied_reads()) {
-    escalate = false;
-    plan->escalation_downgraded = true;
-  }
-  if (escalate) {
+  if (req.require_escalated) {
     bool allowed = approval.kind == policy::ApprovalPolicyKind::kOnRequest ||
                    (approval.kind == policy::ApprovalPolicyKind::kGranular && approval.sandbox_approval);
     if (!allowed) {
       return reject({Rejection::Reason::kEscalationNotAllowed, policy::escalation_not_allowed_message(approval), {}});
     }
+  }
+  // Denied-read paths are enforced only by the sandbox, so they keep it.
+  bool escalate = req.require_escalated;
+  if (escalate && plan->sandbox_spec.has_denied_reads()) {
+    escalate = false;
+    plan->escalation_downgraded = true;
   }
 
   // Policy: rules per segment, heuristics for the rest, strictest wins.
