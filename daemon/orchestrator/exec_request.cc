@@ -54,7 +54,8 @@ std::string rejection_model_text(const ExecRequest& request, const Rejection& re
     case Rejection::Reason::kDeniedByReviewer:
       return "rejected by user" + (rejection.message.empty() ? std::string() : ": " + rejection.message);
     case Rejection::Reason::kAborted:
-      return "aborted: the approval request for `" + what + "` was abandoned; the command did not run";
+      // Why matters to the agent: a reviewer's abort means stop; a disconnect or shutdown does not.
+      return "aborted: `" + what + "` did not run" + (rejection.message.empty() ? std::string() : ": " + rejection.message);
     case Rejection::Reason::kApprovalTimedOut:
       return "approval request for `" + what + "` timed out; the command did not run";
     case Rejection::Reason::kNoReviewer:

@@ -45,8 +45,13 @@ Rejection rejection_for(const ApprovalOutcome& outcome, uint32_t timeout_ms) {
       r.message = "codexd is shutting down";
       break;
     case ApprovalOutcome::Kind::kDecided:
-      r.reason = outcome.decision == ReviewDecision::kAbort ? Rejection::Reason::kAborted : Rejection::Reason::kDeniedByReviewer;
-      r.message = outcome.rationale;
+      if (outcome.decision == ReviewDecision::kAbort) {
+        r.reason = Rejection::Reason::kAborted;
+        r.message = "the reviewer aborted the turn" + (outcome.rationale.empty() ? std::string() : ": " + outcome.rationale);
+      } else {
+        r.reason = Rejection::Reason::kDeniedByReviewer;
+        r.message = outcome.rationale;
+      }
       break;
   }
   return r;
