@@ -49,8 +49,10 @@ std::string rejection_model_text(const ExecRequest& request, const Rejection& re
   const std::string tool = request.tool == Tool::kUnifiedExec ? "exec_command" : "shell_command";
   switch (rejection.reason) {
     case Rejection::Reason::kForbiddenByPolicy:
-      return "`" + what + "` rejected: blocked by policy" +
-             (rejection.justification.empty() ? std::string() : ": " + rejection.justification);
+      if (!rejection.justification.empty()) return "`" + what + "` rejected: blocked by policy: " + rejection.justification;
+      // No rule justification: the policy's own reason says why (a prompt the approval policy
+      // cannot ask, a dangerous command under `never`, a rule without a justification).
+      return rejection.message.empty() ? "`" + what + "` rejected: blocked by policy" : rejection.message;
     case Rejection::Reason::kDeniedByReviewer:
       return "rejected by user" + (rejection.message.empty() ? std::string() : ": " + rejection.message);
     case Rejection::Reason::kAborted:
