@@ -12,7 +12,11 @@ void CallHandle::client_gone() {
   if (finished_ || gone_) return;
   gone_ = true;
   if (admission_ && !admission_->finished) orchestrator_->abandon(admission_);
-  if (wait_) engine_->abandon(*wait_);  // the session itself lives on
+  if (wait_) {
+    // Dropping the wait drops its callback, so the call ends here (result, audit line).
+    if (wait_abandoned_) wait_abandoned_();
+    engine_->abandon(*wait_);  // the session itself lives on
+  }
   if (run_) run_->cancel();             // a one-shot command dies with its caller
 }
 
@@ -103,6 +107,14 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
     meta.cwd = call->request.workdir;
     meta.started_at = std::chrono::system_clock::now();
     const auto start = exec::Clock::now();
+    call->handle->wait_abandoned_ = [this, weak = std::weak_ptr<CallState>(call)] {
+      auto c = weak.lock();
+      if (!c) return;
+      CommandResult result;
+      result.plan = c->plan;
+      result.error = Status(StatusCode::kCancelled, "the client went away while waiting for output");
+      complete(c, std::move(result), "cancelled");
+    };
     call->handle->wait_ = engine_.exec(
         std::move(meta), plan.launch, start, call->yield_ms, call->max_output_tokens,
         [this, call](Result<exec::UnifiedOutcome> outcome) {

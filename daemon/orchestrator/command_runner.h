@@ -36,6 +36,7 @@ class CallHandle {
   exec::ExecEngine* engine_ = nullptr;
   std::shared_ptr<PendingAdmission> admission_;
   std::optional<exec::WaitTicket> wait_;
+  std::function<void()> wait_abandoned_;  // completes the call (and its audit line) when the wait is dropped
   std::shared_ptr<exec::OneShotRun> run_;
   bool gone_ = false;
   bool finished_ = false;
