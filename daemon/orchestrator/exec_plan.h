@@ -18,6 +18,7 @@ struct ExecPlan {
   ExecRequest request;
   std::string approval_policy;             // untrusted | on-request | never | granular
   policy::ExecRequirement requirement;     // the policy's verdict, with matched rules
+  bool assessed = false;                   // `requirement` was evaluated (false: rejected before the policy)
   bool escalation_requested = false;       // require_escalated as asked
   bool escalation_downgraded = false;      // denied-read paths kept the sandbox
   // Approval: "none" (not needed), "approved", "approved_for_session", "cached", "dry_run".

@@ -194,6 +194,7 @@ std::shared_ptr<PendingAdmission> Orchestrator::admit(ExecRequest request, Done 
   assess.home = plan->run_as.home;
   auto snapshot = deps_.policies->current();
   plan->requirement = policy::assess_exec(*snapshot, assess);
+  plan->assessed = true;
 
   if (plan->requirement.kind == Kind::kForbidden) {
     return reject({Rejection::Reason::kForbiddenByPolicy, plan->requirement.reason,
