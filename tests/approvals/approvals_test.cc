@@ -216,6 +216,20 @@ TEST_F(Approvals, SandboxDenialUnderUntrustedDoesNotRunUnsandboxedAfterDenial) {
   EXPECT_FALSE(exists(outside));
 }
 
+TEST_F(Approvals, ARetryQuestionWhoseClientDisconnectsRunsNothing) {
+  const std::string outside = outside_.path() + "/retry-gone";
+  auto call = exec_async(agent_, exec_script(ws(), denied_write_script(outside)));
+  auto request = reviewer_->added();
+  ASSERT_EQ(request.reason().kind(), v1::ApprovalReason::SANDBOX_RETRY);
+  call->cancel();
+  auto resolved = reviewer_->resolved();
+  EXPECT_EQ(resolved.approval_id(), request.approval_id());
+  EXPECT_EQ(resolved.resolution_source(), "requester_disconnected");
+  ASSERT_TRUE(call->wait());
+  EXPECT_EQ(reviewer_->resolve(request.approval_id(), v1::APPROVED).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_FALSE(exists(outside));
+}
+
 TEST_F(Approvals, SandboxDenialUnderOnRequestIsReturnedWithoutARetryQuestion) {
   const std::string outside = outside_.path() + "/no-retry";
   auto res = onreq_.exec_ok(exec_script(ws(), denied_write_script(outside)));
@@ -403,6 +417,73 @@ TEST_F(Approvals, CheckPolicyReturnsTheRequirement) {
   EXPECT_EQ(res.matched_rules(0).justification(), "precious data must never be deleted");
   EXPECT_EQ(res.decision(), v1::FORBIDDEN);
   expect_no_event_before_fence(*reviewer_, agent_, ws());
+}
+
+TEST_F(Approvals, DaemonShutdownEndsAPendingRequest) {
+  auto call = exec_async(agent_, exec_request(ws(), {"mkdir", "shutdown"}));
+  auto request = reviewer_->added();
+  EXPECT_EQ(daemon_.stop(), 0);
+  auto resolved = reviewer_->resolved();
+  EXPECT_EQ(resolved.approval_id(), request.approval_id());
+  EXPECT_EQ(resolved.resolution_source(), "shutdown");
+  ASSERT_TRUE(call->wait());
+  ASSERT_TRUE(call->status().ok()) << call->status().error_message();
+  EXPECT_EQ(call->response().rejection().reason(), v1::Rejection::ABORTED);
+  EXPECT_THAT(call->response().text(), HasSubstr("shutting down"));
+  EXPECT_FALSE(exists(ws("shutdown")));
+}
+
+// ---- who may review -------------------------------------------------------------------------
+
+constexpr uid_t kNobody = 65534;
+
+TestDaemonOptions shared_socket_options(const std::string& extra) {
+  TestDaemonOptions o = main_options();
+  o.socket_mode = "0666";
+  o.socket_dir_mode = "0755";
+  o.extra_config = extra;
+  return o;
+}
+
+TEST(Reviewers, AnotherUidNeitherSeesNorAnswersRequestsItMayNotReview) {
+  TestDaemon daemon(shared_socket_options(""));
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  Reviewer reviewer(daemon);
+  reviewer.synced();
+  Client agent(daemon, "agent-a");
+  auto call = exec_async(agent, exec_request(daemon.workspace(), {"mkdir", "not-yours"}));
+  auto request = reviewer.added();
+  auto list = daemon.codexctl({"approvals"}, "", kNobody);
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out, "no pending approvals\n");
+  auto approve = daemon.codexctl({"approve", request.approval_id()}, "", kNobody);
+  EXPECT_EQ(approve.exit_code, 1);
+  EXPECT_THAT(approve.err, HasSubstr("may not review"));
+  EXPECT_FALSE(call->returned());
+  ASSERT_TRUE(reviewer.resolve(request.approval_id(), v1::DENIED).ok());
+  ASSERT_TRUE(call->wait());
+  EXPECT_EQ(call->response().rejection().reason(), v1::Rejection::DENIED_BY_REVIEWER);
+  EXPECT_FALSE(exists(daemon.workspace() + "/not-yours"));
+}
+
+TEST(Reviewers, AConfiguredReviewerUidSeesAndAnswersOthersRequests) {
+  TestDaemon daemon(shared_socket_options("[approvals]\nreviewer_uids = [65534]\n"));
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  Reviewer reviewer(daemon);
+  reviewer.synced();
+  Client agent(daemon, "agent-a");
+  auto call = exec_async(agent, exec_request(daemon.workspace(), {"mkdir", "approved-by-nobody"}));
+  auto request = reviewer.added();
+  auto list = daemon.codexctl({"approvals"}, "", kNobody);
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr(request.approval_id()));
+  auto approve = daemon.codexctl({"approve", request.approval_id()}, "", kNobody);
+  EXPECT_EQ(approve.exit_code, 0) << approve.err;
+  ASSERT_TRUE(call->wait());
+  EXPECT_EQ(call->response().exit_code(), 0);
+  EXPECT_TRUE(exists(daemon.workspace() + "/approved-by-nobody"));
+  auto resolved = reviewer.resolved();
+  EXPECT_EQ(resolved.resolved_by_uid(), kNobody);
 }
 
 // ---- denied-read paths -----------------------------------------------------------------------

@@ -21,6 +21,7 @@ using ::testing::HasSubstr;
 
 constexpr const char* kRules = R"(
 prefix_rule(pattern=["mkdir"], decision="prompt", justification="creates directories")
+prefix_rule(pattern=["touch"], decision="allow")
 )";
 
 // A child process whose output we read as it comes: on a pseudo-terminal (stdin, stdout and
@@ -314,6 +315,38 @@ TEST_F(Codexctl, ExecOnATerminalAnswersItsOwnApprovalInline) {
     EXPECT_THAT(exec.output(), HasSubstr("rejected by user"));
     EXPECT_FALSE(exists(ws("inline-no")));
   }
+}
+
+TEST_F(Codexctl, ExecOnATerminalAnswersTheRetryQuestionInline) {
+  // touch is allowed by rule and ls is known-safe: attempt 1 runs sandboxed without a question,
+  // is denied writing outside, and the retry question comes to the terminal. (The denial is
+  // judged on a process that exits within the first wait: a non-login shell, a long --yield-ms.)
+  OutsideDir outside;
+  const std::string target = outside.path() + "/inline-retry";
+  Child exec(ctl({"exec", "-C", ws(), "--yield-ms", "30000", "--", "bash", "-c", "touch " + target + " && ls"}),
+             /*pty=*/true);
+  auto request = reviewer_->added();
+  EXPECT_EQ(request.reason().kind(), v1::ApprovalReason::SANDBOX_RETRY);
+  ASSERT_NE(exec.read_until("retry WITHOUT the sandbox?"), std::string::npos) << exec.output();
+  ASSERT_NE(exec.read_until("approve?"), std::string::npos) << exec.output();
+  exec.write("y\r");
+  EXPECT_EQ(exec.wait(), 0) << exec.output();
+  EXPECT_TRUE(exists(target));
+}
+
+TEST_F(Codexctl, ApprovalsWatchOnATerminalApprovesForTheSession) {
+  Child watch(ctl({"approvals", "watch"}), /*pty=*/true);
+  ASSERT_NE(watch.read_until("watching approvals"), std::string::npos) << watch.output();
+  auto [call, request] = waiting_mkdir("watch-session");
+  ASSERT_NE(watch.read_until("approve?"), std::string::npos) << watch.output();
+  watch.write("s\r");
+  ASSERT_TRUE(call->wait());
+  EXPECT_EQ(reviewer_->resolved().decision(), v1::APPROVED_FOR_SESSION);
+  ::rmdir(ws("watch-session").c_str());
+  auto again = agent_.exec_ok(exec_request(ws(), {"mkdir", "watch-session"}));
+  EXPECT_EQ(again.exit_code(), 0) << "approved for the session: no second prompt";
+  watch.signal(SIGTERM);
+  watch.wait();
 }
 
 TEST_F(Codexctl, ExecWithoutATerminalWaitsForAReviewer) {
