@@ -2,13 +2,14 @@
 
 #include <sys/stat.h>
 
+#include "daemon/config/config.h"
 #include "policies/loader.h"
 #include "policies/rules_dirs.h"
 
 namespace codexd::orchestrator {
 
-PolicyStore::PolicyStore(std::string default_rules, std::vector<std::string> directories)
-    : default_rules_(std::move(default_rules)), directories_(std::move(directories)) {
+PolicyStore::PolicyStore(std::string default_rules, std::vector<std::string> directories, bool root_only)
+    : default_rules_(std::move(default_rules)), directories_(std::move(directories)), root_only_(root_only) {
   auto empty = policy::load_policy_files({});
   state_.policy = empty.policy;
 }
@@ -28,17 +29,45 @@ std::vector<std::string> PolicyStore::rules_files(std::vector<std::string>* erro
   return files;
 }
 
+namespace {
+
+// System mode: the files (and directories) only root can change; the others become errors.
+std::vector<std::string> root_only_files(const std::vector<std::string>& directories, std::vector<PolicyFileState>& file_states,
+                                         std::vector<std::string>& list_errors, std::vector<std::string>& errors) {
+  for (const auto& dir : directories) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) continue;  // a missing directory holds no rules
+    Status trusted = config::check_root_only_writable(dir);
+    if (!trusted.ok()) list_errors.push_back(trusted.message());
+  }
+  std::vector<std::string> trusted_files;
+  for (auto& fs : file_states) {
+    Status trusted = config::check_root_only_writable(fs.path);
+    if (trusted.ok()) {
+      trusted_files.push_back(fs.path);
+    } else {
+      fs.loaded = false;
+      fs.error = trusted.message();
+      errors.push_back(trusted.message());
+    }
+  }
+  return trusted_files;
+}
+
+}  // namespace
+
 ReloadResult PolicyStore::reload() {
   std::lock_guard reload_lock(reload_mutex_);
   ReloadResult result;
   std::vector<std::string> list_errors;
   std::vector<std::string> files = rules_files(&list_errors);
   policy::LoadOptions options;
-  options.cwd = "/";
-  auto loaded = policy::load_policy_files(files, options);
-
+  options.cwd = std::string(1, '/');  // not = "/": GCC 12 -Wrestrict false positive under ASan
   std::vector<PolicyFileState> file_states;
   for (const auto& f : files) file_states.push_back({f, true, {}});
+  if (root_only_) files = root_only_files(directories_, file_states, list_errors, result.errors);
+  auto loaded = policy::load_policy_files(files, options);
+
   for (const auto& e : loaded.errors) {
     result.errors.push_back(e.located);
     for (auto& fs : file_states) {

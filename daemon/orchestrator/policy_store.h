@@ -36,7 +36,9 @@ struct ReloadResult {
 class PolicyStore {
  public:
   // `default_rules`: a shipped file loaded first (may be empty); `directories`: *.rules, in order.
-  PolicyStore(std::string default_rules, std::vector<std::string> directories);
+  // `root_only` (system mode): a rules file, or a rules directory, that anyone but root could
+  // change is an error like a syntax error (the file is not even parsed).
+  PolicyStore(std::string default_rules, std::vector<std::string> directories, bool root_only = false);
 
   ReloadResult reload();
   std::shared_ptr<const policy::Policy> current() const;
@@ -47,6 +49,7 @@ class PolicyStore {
  private:
   std::string default_rules_;
   std::vector<std::string> directories_;
+  bool root_only_ = false;
   mutable std::mutex mutex_;
   std::mutex reload_mutex_;  // one reload at a time
   PolicyState state_;

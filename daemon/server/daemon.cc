@@ -172,7 +172,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   spdlog::info("sandbox: {}", sandbox::format_capability_report(d.sandbox->capabilities()));
 
   // Policy: all files or nothing; a bad file is reported and the (empty) previous policy stays.
-  d.policies = std::make_unique<orchestrator::PolicyStore>(d.options.default_rules, d.config.policy.rules_dirs);
+  d.policies = std::make_unique<orchestrator::PolicyStore>(d.options.default_rules, d.config.policy.rules_dirs, system_mode);
   auto loaded = d.policies->reload();
   if (loaded.ok) {
     spdlog::info("policy: {} rules from {} files", d.policies->state().rule_count, d.policies->state().files.size());
