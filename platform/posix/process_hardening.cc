@@ -4,6 +4,9 @@
 #include <sys/resource.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -18,6 +21,37 @@
 extern char** environ;
 
 namespace codexd::posix {
+namespace {
+
+#ifdef __linux__
+// The environment block the kernel set up at exec ([env_start, env_end), fields 50 and 51 of
+// /proc/self/stat). /proc/<pid>/environ shows this block, not `environ`: unsetenv alone leaves
+// the removed variables visible there.
+bool initial_environment_block(uintptr_t* start, uintptr_t* end) {
+  FILE* f = std::fopen("/proc/self/stat", "re");
+  if (f == nullptr) return false;
+  char buf[2048];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  char* p = std::strrchr(buf, ')');  // the command name may contain spaces and parentheses
+  if (p == nullptr) return false;
+  // After ") " comes field 3; env_start is field 50.
+  int field = 2;
+  unsigned long long values[2] = {0, 0};
+  for (char* token = std::strtok(p + 1, " "); token != nullptr; token = std::strtok(nullptr, " ")) {
+    ++field;
+    if (field == 50 || field == 51) values[field - 50] = std::strtoull(token, nullptr, 10);
+    if (field == 51) break;
+  }
+  if (field != 51 || values[0] == 0 || values[1] <= values[0]) return false;
+  *start = static_cast<uintptr_t>(values[0]);
+  *end = static_cast<uintptr_t>(values[1]);
+  return true;
+}
+#endif
+
+}  // namespace
 
 HardeningFailure harden_current_process() {
 #ifdef __linux__
@@ -31,6 +65,7 @@ HardeningFailure harden_current_process() {
 
   // Collect first: unsetenv while walking environ would skip entries.
   std::vector<std::string> names;
+  std::vector<char*> entries;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string entry(*e);
     std::string name = entry.substr(0, entry.find('='));
@@ -39,9 +74,23 @@ HardeningFailure harden_current_process() {
 #else
     bool loader = name.rfind("LD_", 0) == 0;
 #endif
-    if (loader) names.push_back(name);
+    if (loader) {
+      names.push_back(name);
+      entries.push_back(*e);
+    }
   }
   for (const auto& name : names) ::unsetenv(name.c_str());
+#ifdef __linux__
+  // Blank the removed entries in the exec-time block too (they are no longer referenced).
+  uintptr_t start = 0, end = 0;
+  if (!entries.empty() && initial_environment_block(&start, &end)) {
+    for (char* entry : entries) {
+      const size_t len = std::strlen(entry);
+      const auto at = reinterpret_cast<uintptr_t>(entry);
+      if (at >= start && at + len <= end) std::memset(entry, 0, len);
+    }
+  }
+#endif
   return {};
 }
 
