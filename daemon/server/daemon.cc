@@ -3,7 +3,11 @@
 #include <grp.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
 
 #include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
@@ -190,6 +194,18 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
     listener.reset(d.options.inherited_listen_fd);
     d.owns_socket_file = false;
     spdlog::info("using the listening socket passed by systemd (fd {})", d.options.inherited_listen_fd);
+    // The socket that really serves is the one to report and to hide from commands.
+    sockaddr_un bound{};
+    socklen_t length = sizeof bound;
+    const socklen_t path_offset = offsetof(sockaddr_un, sun_path);
+    if (::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&bound), &length) == 0 && bound.sun_family == AF_UNIX &&
+        length > path_offset && bound.sun_path[0] == '/') {
+      std::string passed(bound.sun_path, ::strnlen(bound.sun_path, length - path_offset));
+      if (passed != d.socket_path) {
+        spdlog::warn("systemd passed {} but daemon.listen names {}: serving and masking {}", passed, d.socket_path, passed);
+        d.socket_path = passed;
+      }
+    }
   } else {
     SocketOptions socket_options;
     socket_options.path = d.socket_path;
