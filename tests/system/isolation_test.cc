@@ -1,0 +1,253 @@
+// Two real users on one system-mode daemon: a session and an approval belong to the uid that
+// made them. User a cannot list, poll, write to, attach to, resize, signal or cancel b's
+// session, nor see or resolve b's approvals unless configured as a reviewer (reviewer_uids or
+// reviewer_group); each refusal has its exact status code, and b's session is untouched after.
+#include <gmock/gmock.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "codexd/v1/approvals.grpc.pb.h"
+#include "codexd/v1/exec.pb.h"
+#include "tests/system/system_env.h"
+
+namespace codexd::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kOk = 0;
+constexpr int kNotFound = 5;
+constexpr int kPermissionDenied = 7;
+
+class Isolation : public ::testing::Test {
+ protected:
+  void start(const std::string& tail = "", const std::string& rules = "") {
+    dir_ = make_daemon_dir();
+    if (!rules.empty()) std::ofstream(dir_ + "/rules/test.rules") << rules;
+    daemon_ = std::make_unique<SystemDaemon>(dir_, launch_config(system_mode_config(dir_, "", tail)));
+    ASSERT_TRUE(daemon_->wait_ready()) << daemon_->log();
+  }
+  std::string socket() const { return socket_of(dir_); }
+  std::string dir_;
+  std::unique_ptr<SystemDaemon> daemon_;
+};
+
+TEST_F(Isolation, SessionsBelongToTheirUid) {
+  REQUIRE_SYSTEM_ENV();
+  start();
+  // b starts a TTY session that echoes its input.
+  v1::ExecCommandRequest exec;
+  exec.add_argv("/bin/sh");
+  exec.add_argv("-c");
+  exec.add_argv("stty -echo; echo ready; exec cat");
+  exec.set_workdir(env.b_ws);
+  exec.set_tty(true);
+  exec.set_yield_time_ms(2000);
+  auto started = call_as(&env.b, socket(), "ExecCommand", exec);
+  ASSERT_TRUE(started.ok()) << started.raw;
+  auto first = started.response<v1::ExecResult>();
+  ASSERT_TRUE(first.has_session_id()) << started.raw;
+  const int id = first.session_id();
+  EXPECT_THAT(first.output(), HasSubstr("ready"));
+
+  // a sees none of it.
+  auto listed = call_as(&env.a, socket(), "ListSessions", v1::ListSessionsRequest());
+  ASSERT_TRUE(listed.ok()) << listed.raw;
+  EXPECT_EQ(listed.response<v1::ListSessionsResponse>().sessions_size(), 0) << listed.raw;
+  v1::ListSessionsRequest all;
+  all.set_all_users(true);
+  EXPECT_EQ(call_as(&env.a, socket(), "ListSessions", all).code, kPermissionDenied);
+
+  v1::PollRequest poll;
+  poll.set_session_id(id);
+  auto polled = call_as(&env.a, socket(), "Poll", poll);
+  EXPECT_EQ(polled.code, kPermissionDenied) << polled.raw;
+  EXPECT_THAT(polled.message, HasSubstr("belongs to another user"));
+
+  v1::WriteStdinRequest write;
+  write.set_session_id(id);
+  write.set_chars("echo from-a\n");
+  EXPECT_EQ(call_as(&env.a, socket(), "WriteStdin", write).code, kPermissionDenied);
+  v1::WriteStdinRequest empty_write;  // a poll through WriteStdin
+  empty_write.set_session_id(id);
+  EXPECT_EQ(call_as(&env.a, socket(), "WriteStdin", empty_write).code, kPermissionDenied);
+
+  v1::SendInputRequest send;
+  send.set_session_id(id);
+  send.set_data("from-a\n");
+  EXPECT_EQ(call_as(&env.a, socket(), "SendInput", send).code, kPermissionDenied);
+
+  v1::ResizeTerminalRequest resize;
+  resize.set_session_id(id);
+  resize.set_rows(10);
+  resize.set_cols(10);
+  EXPECT_EQ(call_as(&env.a, socket(), "ResizeTerminal", resize).code, kPermissionDenied);
+
+  v1::AttachRequest attach;
+  attach.set_session_id(id);
+  auto attached = call_as(&env.a, socket(), "Attach", attach);
+  EXPECT_EQ(attached.code, kPermissionDenied) << attached.raw;
+  EXPECT_TRUE(attached.json.empty()) << "a received output of b's session: " << attached.raw;
+
+  for (auto mode : {v1::CancelRequest::TERMINATE, v1::CancelRequest::INTERRUPT, v1::CancelRequest::KILL}) {
+    v1::CancelRequest cancel;
+    cancel.set_session_id(id);
+    cancel.set_mode(mode);
+    EXPECT_EQ(call_as(&env.a, socket(), "Cancel", cancel).code, kPermissionDenied) << "mode " << mode;
+  }
+
+  // An id nobody has is NOT_FOUND (the two cases are told apart).
+  v1::PollRequest unknown;
+  unknown.set_session_id(id + 1000);
+  EXPECT_EQ(call_as(&env.a, socket(), "Poll", unknown).code, kNotFound);
+
+  // b's session is intact: listed, running, and answers b.
+  auto b_list = call_as(&env.b, socket(), "ListSessions", v1::ListSessionsRequest());
+  ASSERT_TRUE(b_list.ok()) << b_list.raw;
+  auto sessions = b_list.response<v1::ListSessionsResponse>();
+  ASSERT_EQ(sessions.sessions_size(), 1) << b_list.raw;
+  EXPECT_EQ(sessions.sessions(0).session_id(), id);
+  EXPECT_EQ(sessions.sessions(0).owner_uid(), env.b.uid);
+  EXPECT_TRUE(sessions.sessions(0).running());
+
+  // Root is an admin: it sees every uid's sessions.
+  auto root_list = call_as(nullptr, socket(), "ListSessions", all);
+  ASSERT_TRUE(root_list.ok()) << root_list.raw;
+  EXPECT_EQ(root_list.response<v1::ListSessionsResponse>().sessions_size(), 1);
+
+  v1::WriteStdinRequest b_write;
+  b_write.set_session_id(id);
+  b_write.set_chars("from-b\n");
+  b_write.set_yield_time_ms(2000);
+  auto echoed = call_as(&env.b, socket(), "WriteStdin", b_write);
+  ASSERT_TRUE(echoed.ok()) << echoed.raw;
+  auto out = echoed.response<v1::ExecResult>().output();
+  EXPECT_THAT(out, HasSubstr("from-b"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("from-a")));
+
+  v1::CancelRequest b_cancel;
+  b_cancel.set_session_id(id);
+  b_cancel.set_mode(v1::CancelRequest::KILL);
+  auto cancelled = call_as(&env.b, socket(), "Cancel", b_cancel);
+  ASSERT_EQ(cancelled.code, kOk) << cancelled.raw;
+  EXPECT_TRUE(cancelled.response<v1::CancelResponse>().was_running());
+}
+
+// Approvals: b's command waits for a reviewer; who may see and answer it depends on config.
+enum class Reviewers { kNone, kUid, kGroup };
+
+class ApprovalIsolation : public Isolation, public ::testing::WithParamInterface<Reviewers> {
+ protected:
+  static constexpr const char* kRules = "prefix_rule(pattern = [\"touch\"], decision = \"prompt\")\n";
+
+  // Waits (as root, an admin) until a request of `uid` is pending; returns its id.
+  std::string wait_for_request(uid_t uid) {
+    auto stub = v1::Approvals::NewStub(grpc::CreateChannel("unix:" + socket(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    auto reader = stub->WatchApprovals(&ctx, v1::WatchApprovalsRequest());
+    v1::ApprovalEvent event;
+    std::string id;
+    while (id.empty() && reader->Read(&event)) {
+      if (event.has_added() && event.added().requester_uid() == uid) id = event.added().approval_id();
+    }
+    ctx.TryCancel();
+    reader->Finish();
+    return id;
+  }
+
+  std::unique_ptr<BackgroundProcess> request_touch(const TestUser& user, const std::string& ws, const std::string& file) {
+    v1::ExecCommandRequest exec;
+    exec.add_argv("touch");
+    exec.add_argv(file);
+    exec.set_workdir(ws);
+    exec.set_yield_time_ms(10000);
+    return std::make_unique<BackgroundProcess>(&user,
+                                               std::vector<std::string>{rpc_client_binary(), socket(), "ExecCommand", to_json(exec)});
+  }
+};
+
+TEST_P(ApprovalIsolation, OthersApprovalsNeedAReviewerRole) {
+  REQUIRE_SYSTEM_ENV();
+  std::string tail;
+  if (GetParam() == Reviewers::kUid) tail = "[approvals]\nreviewer_uids = [" + std::to_string(env.a.uid) + "]\n";
+  if (GetParam() == Reviewers::kGroup) tail = "[approvals]\nreviewer_group = \"" + env.extra_group + "\"\n";
+  start(tail, kRules);
+  const bool a_reviews = GetParam() != Reviewers::kNone;
+  const std::string file = "approved-" + std::to_string(static_cast<int>(GetParam()));
+  std::filesystem::remove(env.b_ws + "/" + file);
+
+  auto pending = request_touch(env.b, env.b_ws, file);
+  const std::string id = wait_for_request(env.b.uid);
+  ASSERT_FALSE(id.empty()) << daemon_->log();
+
+  auto listed = call_as(&env.a, socket(), "ListApprovals", v1::ListApprovalsRequest());
+  ASSERT_TRUE(listed.ok()) << listed.raw;
+  auto approvals = listed.response<v1::ListApprovalsResponse>();
+  EXPECT_EQ(approvals.approvals_size(), a_reviews ? 1 : 0) << listed.raw;
+
+  v1::ResolveApprovalRequest approve;
+  approve.set_approval_id(id);
+  approve.set_decision(v1::APPROVED);
+  auto resolved = call_as(&env.a, socket(), "ResolveApproval", approve);
+  if (!a_reviews) {
+    EXPECT_EQ(resolved.code, kPermissionDenied) << resolved.raw;
+    EXPECT_THAT(resolved.message, HasSubstr("may not review"));
+    // Still pending, and b (the requester) may answer it.
+    v1::ResolveApprovalRequest deny;
+    deny.set_approval_id(id);
+    deny.set_decision(v1::DENIED);
+    auto own = call_as(&env.b, socket(), "ResolveApproval", deny);
+    ASSERT_EQ(own.code, kOk) << own.raw;
+    auto result = parse_rpc_output(pending->wait());
+    ASSERT_TRUE(result.ok()) << result.raw;
+    auto r = result.response<v1::ExecResult>();
+    EXPECT_EQ(r.rejection().reason(), v1::Rejection::DENIED_BY_REVIEWER) << result.raw;
+    EXPECT_FALSE(std::filesystem::exists(env.b_ws + "/" + file));
+    return;
+  }
+  ASSERT_EQ(resolved.code, kOk) << resolved.raw;
+  auto result = parse_rpc_output(pending->wait());
+  ASSERT_TRUE(result.ok()) << result.raw;
+  auto r = result.response<v1::ExecResult>();
+  ASSERT_TRUE(r.has_exit_code()) << result.raw;
+  EXPECT_EQ(r.exit_code(), 0) << r.output();
+  // Approved by a, still run as b.
+  struct stat st {};
+  ASSERT_EQ(::stat((env.b_ws + "/" + file).c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, env.b.uid);
+  std::filesystem::remove(env.b_ws + "/" + file);
+
+  // The role is one-way: b is not a reviewer of a's requests.
+  auto a_pending = request_touch(env.a, env.a_ws, file);
+  const std::string a_id = wait_for_request(env.a.uid);
+  ASSERT_FALSE(a_id.empty());
+  auto b_sees = call_as(&env.b, socket(), "ListApprovals", v1::ListApprovalsRequest());
+  EXPECT_EQ(b_sees.response<v1::ListApprovalsResponse>().approvals_size(), 0) << b_sees.raw;
+  v1::ResolveApprovalRequest b_approve;
+  b_approve.set_approval_id(a_id);
+  b_approve.set_decision(v1::APPROVED);
+  EXPECT_EQ(call_as(&env.b, socket(), "ResolveApproval", b_approve).code, kPermissionDenied);
+  b_approve.set_decision(v1::DENIED);
+  ASSERT_EQ(call_as(&env.a, socket(), "ResolveApproval", b_approve).code, kOk);
+  EXPECT_EQ(parse_rpc_output(a_pending->wait()).response<v1::ExecResult>().rejection().reason(),
+            v1::Rejection::DENIED_BY_REVIEWER);
+}
+
+INSTANTIATE_TEST_SUITE_P(Reviewers, ApprovalIsolation,
+                         ::testing::Values(Reviewers::kNone, Reviewers::kUid, Reviewers::kGroup),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case Reviewers::kNone: return std::string("NoReviewerConfigured");
+                             case Reviewers::kUid: return std::string("ReviewerUids");
+                             case Reviewers::kGroup: return std::string("ReviewerGroup");
+                           }
+                           return std::string();
+                         });
+
+}  // namespace
+}  // namespace codexd::testing
