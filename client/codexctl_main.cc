@@ -131,12 +131,17 @@ int main(int argc, char** argv) {
   });
 
   std::string approval_id, rationale;
-  bool for_session = false, abort_turn = false;
+  bool for_session = false, abort_turn = false, remember = false;
   auto* approve_cmd = app.add_subcommand("approve", "Approve a pending request");
   approve_cmd->add_option("id", approval_id, "Approval id")->required();
   approve_cmd->add_flag("--for-session", for_session, "Do not ask again for the same command (this uid and agent)");
+  approve_cmd->add_flag("--remember", remember, "Also append the proposed prefix as an allow rule to the rules (amend)");
   approve_cmd->callback([&] {
-    result = run_resolve(options, approval_id, for_session ? codexd::v1::APPROVED_FOR_SESSION : codexd::v1::APPROVED, "");
+    if (for_session && remember) throw CLI::ValidationError("approve", "--for-session and --remember exclude each other");
+    auto decision = remember ? codexd::v1::APPROVED_EXECPOLICY_AMENDMENT
+                    : for_session ? codexd::v1::APPROVED_FOR_SESSION
+                                  : codexd::v1::APPROVED;
+    result = run_resolve(options, approval_id, decision, "");
   });
   auto* deny_cmd = app.add_subcommand("deny", "Deny a pending request");
   deny_cmd->add_option("id", approval_id, "Approval id")->required();

@@ -56,6 +56,7 @@ std::string describe_approval(const v1::ApprovalRequest& r) {
     if (!m.justification().empty()) out += ": " + m.justification();
     out += "\n";
   }
+  if (!r.proposed_amendment().empty()) out += "  remember: prefix_rule(" + join(r.proposed_amendment()) + ") -> allow\n";
   const auto& sb = r.sandbox();
   out += "  sandbox: " + std::string(sb.backend() == v1::SANDBOX_NONE ? "NONE" : v1::SandboxBackend_Name(sb.backend()));
   if (!sb.mode().empty()) out += " " + sb.mode();
@@ -66,7 +67,10 @@ std::string describe_approval(const v1::ApprovalRequest& r) {
 }
 
 std::optional<v1::ReviewDecision> ask_on_terminal(const v1::ApprovalRequest& request, int tty_fd, int wake_fd) {
-  write_all(tty_fd, "\r\n" + describe_approval(request) + "approve? [y]es once / [s]ession / [n]o / [a]bort / Enter skips: ");
+  std::string choices = "approve? [y]es once / [s]ession / ";
+  if (!request.proposed_amendment().empty()) choices += "[r]emember as a rule / ";
+  choices += "[n]o / [a]bort / Enter skips: ";
+  write_all(tty_fd, "\r\n" + describe_approval(request) + choices);
   std::string line;
   for (;;) {
     pollfd fds[2] = {{tty_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
@@ -84,6 +88,7 @@ std::optional<v1::ReviewDecision> ask_on_terminal(const v1::ApprovalRequest& req
   }
   if (line == "y" || line == "yes") return v1::APPROVED;
   if (line == "s" || line == "session") return v1::APPROVED_FOR_SESSION;
+  if ((line == "r" || line == "remember") && !request.proposed_amendment().empty()) return v1::APPROVED_EXECPOLICY_AMENDMENT;
   if (line == "n" || line == "no") return v1::DENIED;
   if (line == "a" || line == "abort") return v1::ABORT;
   return std::nullopt;

@@ -11,7 +11,8 @@ namespace codexd::client {
 // A human-readable description of a request: command, directory, reason, rules, sandbox.
 std::string describe_approval(const v1::ApprovalRequest& request);
 
-// Asks on `tty_fd` (opened /dev/tty): [y]es once, [s]ession, [n]o, [a]bort, or Enter to skip.
+// Asks on `tty_fd` (opened /dev/tty): [y]es once, [s]ession, [r]emember (when the request
+// proposes an allow rule), [n]o, [a]bort, or Enter to skip.
 // Returns nullopt when skipped, when the terminal closes, or when `wake_fd` becomes readable
 // (the request was resolved elsewhere).
 std::optional<v1::ReviewDecision> ask_on_terminal(const v1::ApprovalRequest& request, int tty_fd, int wake_fd);

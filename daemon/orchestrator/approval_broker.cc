@@ -15,6 +15,7 @@ const char* review_decision_name(ReviewDecision decision) {
     case ReviewDecision::kApprovedForSession: return "approved_for_session";
     case ReviewDecision::kDenied: return "denied";
     case ReviewDecision::kAbort: return "abort";
+    case ReviewDecision::kApprovedWithAmendment: return "approved_execpolicy_amendment";
   }
   return "unknown";
 }

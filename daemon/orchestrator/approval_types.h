@@ -12,7 +12,7 @@
 
 namespace codexd::orchestrator {
 
-enum class ReviewDecision { kApproved, kApprovedForSession, kDenied, kAbort };
+enum class ReviewDecision { kApproved, kApprovedForSession, kDenied, kAbort, kApprovedWithAmendment };
 const char* review_decision_name(ReviewDecision decision);
 
 struct ApprovalReason {

@@ -23,7 +23,10 @@ std::string first_justification(const policy::ExecRequirement& requirement, poli
   return {};
 }
 
-bool approved(ReviewDecision d) { return d == ReviewDecision::kApproved || d == ReviewDecision::kApprovedForSession; }
+bool approved(ReviewDecision d) {
+  return d == ReviewDecision::kApproved || d == ReviewDecision::kApprovedForSession ||
+         d == ReviewDecision::kApprovedWithAmendment;
+}
 
 Rejection rejection_for(const ApprovalOutcome& outcome, uint32_t timeout_ms) {
   Rejection r;
@@ -244,12 +247,7 @@ std::shared_ptr<PendingAdmission> Orchestrator::admit(ExecRequest request, Done 
                 done(AdmitResult{Status::Ok(), rejection_for(outcome, timeout_ms), plan});
                 return;
               }
-              plan->review = review_decision_name(outcome.decision);
-              if (outcome.decision == ReviewDecision::kApprovedForSession) {
-                for (const auto& k : plan->approval_cache_keys) {
-                  deps_.cache->approve(plan->request.caller.uid, plan->request.caller.agent_id, k);
-                }
-              }
+              record_approval(*plan, outcome.decision);
               if (auto p = weak.lock()) p->finished = true;
               after_approval(plan, done);
             });
@@ -260,6 +258,21 @@ std::shared_ptr<PendingAdmission> Orchestrator::admit(ExecRequest request, Done 
   pending->finished = true;
   after_approval(plan, std::move(done));
   return pending;
+}
+
+void Orchestrator::record_approval(ExecPlan& plan, ReviewDecision decision) {
+  plan.review = review_decision_name(decision);
+  if (decision == ReviewDecision::kApprovedForSession) {
+    for (const auto& k : plan.approval_cache_keys) deps_.cache->approve(plan.request.caller.uid, plan.request.caller.agent_id, k);
+  }
+  if (decision == ReviewDecision::kApprovedWithAmendment) {
+    const auto& amendment = plan.requirement.proposed_amendment;
+    if (amendment && !amendment->empty() && deps_.amend_policy) {
+      deps_.amend_policy(*amendment);
+    } else {
+      plan.review = review_decision_name(ReviewDecision::kApproved);  // nothing to remember
+    }
+  }
 }
 
 void Orchestrator::abandon(const std::shared_ptr<PendingAdmission>& pending) {
@@ -367,7 +380,8 @@ std::shared_ptr<PendingAdmission> Orchestrator::plan_retry(std::shared_ptr<const
     d(AdmitResult{st, rejection, plan});
   };
   // Codex: no second question when a reviewer already approved attempt 1 (not one-shot).
-  bool already_approved = first->review == "approved" || first->review == "approved_for_session" || first->review == "cached";
+  bool already_approved = first->review == "approved" || first->review == "approved_for_session" ||
+                          first->review == "approved_execpolicy_amendment" || first->review == "cached";
   bool cached = true;
   for (const auto& k : plan->approval_cache_keys) cached = cached && deps_.cache->is_approved(plan->request.caller.uid, plan->request.caller.agent_id, k);
   if (already_approved || cached) {
@@ -393,10 +407,7 @@ std::shared_ptr<PendingAdmission> Orchestrator::plan_retry(std::shared_ptr<const
           done(AdmitResult{Status::Ok(), rejection_for(outcome, timeout_ms), plan});
           return;
         }
-        plan->review = review_decision_name(outcome.decision);
-        if (outcome.decision == ReviewDecision::kApprovedForSession) {
-          for (const auto& k : plan->approval_cache_keys) deps_.cache->approve(plan->request.caller.uid, plan->request.caller.agent_id, k);
-        }
+        record_approval(*plan, outcome.decision);
         run(done);
       });
   return pending;

@@ -132,10 +132,11 @@ grpc::ServerUnaryReactor* ApprovalsService::ResolveApproval(grpc::CallbackServer
   switch (request->decision()) {
     case v1::APPROVED: decision = orchestrator::ReviewDecision::kApproved; break;
     case v1::APPROVED_FOR_SESSION: decision = orchestrator::ReviewDecision::kApprovedForSession; break;
+    case v1::APPROVED_EXECPOLICY_AMENDMENT: decision = orchestrator::ReviewDecision::kApprovedWithAmendment; break;
     case v1::DENIED: decision = orchestrator::ReviewDecision::kDenied; break;
     case v1::ABORT: decision = orchestrator::ReviewDecision::kAbort; break;
     default:
-      reactor->finish(InvalidArgument("`decision` must be APPROVED, APPROVED_FOR_SESSION, DENIED or ABORT"));
+      reactor->finish(InvalidArgument("`decision` must be APPROVED, APPROVED_FOR_SESSION, APPROVED_EXECPOLICY_AMENDMENT, DENIED or ABORT"));
       return reactor;
   }
   on_core(parts_, [this, reactor, id = request->approval_id(), decision, uid = caller->uid, rationale = request->rationale()] {

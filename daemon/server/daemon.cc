@@ -40,6 +40,7 @@
 #include "daemon/server/policy_service.h"
 #include "daemon/server/sandbox_service.h"
 #include "daemon/server/unix_listener.h"
+#include "policies/amend.h"
 #include "platform/sandbox/format.h"
 
 #ifdef __linux__
@@ -255,6 +256,21 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   deps.cache = d.cache.get();
   deps.base_env = exec::current_process_environment();
   deps.socket_dir = socket_dir;
+  if (!d.config.policy.amend_file.empty()) {
+    deps.amend_policy = [self](std::vector<std::string> prefix) {
+      boost::asio::post(self->blocking, [self, prefix = std::move(prefix)] {
+        Status appended = policy::append_allow_prefix_rule(self->config.policy.amend_file, prefix);
+        if (!appended.ok()) {
+          spdlog::warn("could not remember the approved prefix: {}", appended.message());
+          return;
+        }
+        auto reloaded = self->policies->reload();
+        if (!reloaded.ok) {
+          for (const auto& e : reloaded.errors) spdlog::error("policy reload after an amendment failed: {}", e);
+        }
+      });
+    };
+  }
   d.orchestrator = std::make_unique<orchestrator::Orchestrator>(std::move(deps));
   d.runner = std::make_unique<orchestrator::CommandRunner>(d.core, *d.orchestrator, *d.engine, *d.audit);
 

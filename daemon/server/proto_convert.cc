@@ -47,6 +47,7 @@ v1::ReviewDecision to_proto(orchestrator::ReviewDecision decision) {
     case D::kApprovedForSession: return v1::APPROVED_FOR_SESSION;
     case D::kDenied: return v1::DENIED;
     case D::kAbort: return v1::ABORT;
+    case D::kApprovedWithAmendment: return v1::APPROVED_EXECPOLICY_AMENDMENT;
   }
   return v1::REVIEW_DECISION_UNSPECIFIED;
 }
@@ -225,6 +226,8 @@ void fill_approval(const orchestrator::ApprovalTicket& t, v1::ApprovalRequest* o
   fill_sandbox_summary(t.sandbox, out->mutable_sandbox());
   if (t.sandbox.backend == "linux-bwrap") out->mutable_sandbox()->set_backend(v1::SANDBOX_LINUX_BWRAP);
   else if (t.sandbox.backend == "linux-landlock") out->mutable_sandbox()->set_backend(v1::SANDBOX_LINUX_LANDLOCK);
+  else if (t.sandbox.backend == "macos-seatbelt") out->mutable_sandbox()->set_backend(v1::SANDBOX_MACOS_SEATBELT);
+  else if (t.sandbox.backend == "windows-restricted-token") out->mutable_sandbox()->set_backend(v1::SANDBOX_WINDOWS_RESTRICTED_TOKEN);
   out->set_created_at_unix_ms(unix_ms(t.created_at));
   if (t.expires_at) out->set_expires_at_unix_ms(unix_ms(*t.expires_at));
   out->set_turn_id(t.turn_id);
