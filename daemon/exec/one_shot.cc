@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "daemon/exec/reap.h"
+
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
@@ -71,10 +73,7 @@ OneShotRun::OneShotRun(asio::io_context& io, posix::SpawnedProcess process, uint
 OneShotRun::~OneShotRun() {
   if (!reaped_) {
     posix::signal_process_group(pid_, SIGKILL).ok();
-    siginfo_t info{};
-    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info, WEXITED) < 0 &&
-           errno == EINTR) {
-    }
+    reap_child(pidfd_.native_handle());
   }
 }
 
@@ -150,10 +149,7 @@ void OneShotRun::complete() {
   kill_timer_.cancel();
   // A one-shot command leaves nothing behind: kill the rest of its group, then reap the leader.
   posix::signal_process_group(pid_, SIGKILL).ok();
-  siginfo_t info{};
-  while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info, WEXITED) < 0 &&
-         errno == EINTR) {
-  }
+  reap_child(pidfd_.native_handle());
   reaped_ = true;
   boost::system::error_code ignored;
   stdout_.close(ignored);

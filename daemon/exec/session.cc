@@ -6,6 +6,7 @@
 #include <boost/asio/write.hpp>
 #include <cerrno>
 
+#include "daemon/exec/reap.h"
 #include "platform/posix/pty.h"
 
 #ifndef P_PIDFD
@@ -64,10 +65,7 @@ Session::~Session() {
   if (!reaped_ && pid_ > 0) {
     // Losing the last reference to a live process kills its group (Codex's Drop behaviour).
     posix::signal_process_group(pid_, SIGKILL).ok();
-    siginfo_t info{};
-    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info, WEXITED) < 0 &&
-           errno == EINTR) {
-    }
+    reap_child(pidfd_.native_handle());
   }
 }
 
@@ -312,10 +310,7 @@ void Session::shutdown_now() {
   released_ = true;
   if (!reaped_) {
     posix::signal_process_group(pid_, SIGKILL).ok();
-    siginfo_t info{};
-    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info, WEXITED) < 0 &&
-           errno == EINTR) {
-    }
+    reap_child(pidfd_.native_handle());
     reaped_ = true;
   }
   boost::system::error_code ignored;
