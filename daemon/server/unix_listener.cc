@@ -88,7 +88,9 @@ Result<UniqueFd> open_listening_socket(const SocketOptions& options) {
   if (options.group && ::chown(options.path.c_str(), static_cast<uid_t>(-1), *options.group) != 0) {
     return ErrnoStatus("chown " + options.path, errno);
   }
-  if (::listen(fd.get(), 128) != 0) return ErrnoStatus("listen", errno);
+  // The largest backlog the kernel allows: with a full backlog a client's non-blocking connect
+  // fails with EAGAIN, which gRPC mistakes for "in progress" (then recvmsg: Invalid argument).
+  if (::listen(fd.get(), SOMAXCONN) != 0) return ErrnoStatus("listen", errno);
   return fd;
 }
 
