@@ -1,0 +1,220 @@
+// The codexctl binary against a real daemon: exec (exit code, live streaming, --json,
+// --detach), sessions, attach, write, poll, kill --signal, status, and errors that print the
+// daemon's message and exit non-zero.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
+#include "tests/integration/daemon_options.h"
+#include "tests/integration/exec_client.h"
+#include "tests/integration/process_probe.h"
+
+namespace codexd::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+class CodexctlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
+    stub_ = v1::Exec::NewStub(daemon_.channel());
+  }
+  void TearDown() override {
+    stub_.reset();  // an open connection would hold the daemon's shutdown for its 2 s grace
+    EXPECT_EQ(daemon_.stop(), 0);
+  }
+
+  ProcessResult ctl(const std::vector<std::string>& args, const std::string& stdin_data = "") {
+    return daemon_.codexctl(args, stdin_data);
+  }
+  // `exec --detach`: the session id from "codexctl: session N is running".
+  int detach(const std::vector<std::string>& command, bool tty = false) {
+    std::vector<std::string> args = {"exec", "--detach", "-C", daemon_.workspace()};
+    if (tty) args.push_back("--tty");
+    args.push_back("--");
+    args.insert(args.end(), command.begin(), command.end());
+    auto r = ctl(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    detached_out_ = r.out;  // what the first wait returned
+    auto id = find_number(r.err, "session ");
+    EXPECT_TRUE(id) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("is running (codexctl attach " + std::to_string(id.value_or(0)) + ")"));
+    return static_cast<int>(id.value_or(0));
+  }
+
+  TestDaemon daemon_{unsandboxed()};
+  std::unique_ptr<v1::Exec::Stub> stub_;
+  std::string detached_out_;
+};
+
+TEST_F(CodexctlTest, ExecExitsWithTheCommandsCodeAndPrintsItsOutput) {
+  auto r = ctl({"exec", "-C", daemon_.workspace(), "--", "/bin/sh", "-c", "echo out; echo err >&2; exit 9"});
+  EXPECT_EQ(r.exit_code, 9);
+  EXPECT_EQ(r.out, "out\nerr\n");  // merged, as the session produced it
+  auto shell = ctl({"exec", "-C", daemon_.workspace(), "--shell", "echo \"$((6 * 7))\""});
+  EXPECT_EQ(shell.exit_code, 0) << shell.err;
+  EXPECT_EQ(shell.out, "42\n");
+  auto env = ctl({"exec", "-C", daemon_.workspace(), "-e", "GREETING=hi there", "--", "/bin/sh", "-c", "echo \"$GREETING\""});
+  EXPECT_EQ(env.exit_code, 0) << env.err;
+  EXPECT_EQ(env.out, "hi there\n");
+}
+
+TEST_F(CodexctlTest, ExecStreamsALongRunningCommandUntilItExits) {
+  Fifo go(daemon_.workspace(), "go");
+  // The command outlives the first 250 ms wait; codexctl follows it and returns its code.
+  std::thread release([&] { go.write("x\n"); });
+  auto r = ctl({"exec", "-C", daemon_.workspace(), "--", "/bin/sh", "-c", "echo first; read a < go; echo second; exit 6"});
+  release.join();
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_EQ(r.out, "first\nsecond\n");
+  // The exit was consumed: nothing is left in the daemon.
+  EXPECT_TRUE(list_sessions(*stub_).empty());
+}
+
+TEST_F(CodexctlTest, ExecJsonPrintsTheExecResultInCodexsFormat) {
+  auto r = ctl({"--json", "exec", "-C", daemon_.workspace(), "--", "/bin/sh", "-c", "printf abcdefgh; exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << r.out;
+  EXPECT_EQ(json["exit_code"], 3);
+  EXPECT_EQ(json["original_token_count"], "2");  // uint64 is a string in proto3 JSON
+  EXPECT_EQ(json["output"], "YWJjZGVmZ2g=");     // bytes are base64
+  EXPECT_FALSE(json.contains("session_id"));
+  EXPECT_THAT(json["text"].get<std::string>(),
+              MatchesRegex("Chunk ID: [0-9a-f]{6}\nWall time: [0-9]+\\.[0-9]{4} seconds\nProcess exited with code 3\n"
+                           "Original token count: 2\nOutput:\nabcdefgh"));
+  EXPECT_THAT(json["text"].get<std::string>(), HasSubstr("Chunk ID: " + json["chunk_id"].get<std::string>() + "\n"));
+}
+
+TEST_F(CodexctlTest, DetachSessionsPollAndKillWithASignal) {
+  const int id = detach({"/bin/bash", "-c", "trap 'echo got-int; exit 42' INT; echo ready; while :; do sleep 1; done"});
+  ASSERT_GE(id, 1000);
+  auto listed = ctl({"sessions"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, MatchesRegex("ID +PID +STATE +UID +AGENT +AGE +COMMAND\n" + std::to_string(id) +
+                                       " +[0-9]+ +running +0 +codexctl +[0-9]+s +/bin/bash -c 'trap .*'\n"));
+  auto json = ctl({"--json", "sessions"});
+  auto parsed = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << json.out;
+  ASSERT_EQ(parsed["sessions"].size(), 1u);
+  EXPECT_EQ(parsed["sessions"][0]["session_id"], id);
+  EXPECT_EQ(parsed["sessions"][0]["running"], true);
+
+  // `poll --yield-ms` returns at the first output.
+  std::string out = detached_out_;
+  for (int i = 0; i < 50 && out.find("ready\n") == std::string::npos; ++i) {
+    auto polled = ctl({"poll", std::to_string(id), "--yield-ms", "10000"});
+    ASSERT_EQ(polled.exit_code, 0) << polled.err;
+    out += polled.out;
+  }
+  EXPECT_EQ(out, "ready\n");
+
+  auto killed = ctl({"kill", std::to_string(id), "--signal", "int"});
+  EXPECT_EQ(killed.exit_code, 0) << killed.err;
+  EXPECT_EQ(killed.err, "");
+  // The exit is reported once by poll, on stderr after the output.
+  ProcessResult polled;
+  out.clear();
+  for (int i = 0; i < 50; ++i) {
+    polled = ctl({"poll", std::to_string(id), "--yield-ms", "10000"});
+    ASSERT_EQ(polled.exit_code, 0) << polled.err;
+    out += polled.out;
+    if (!polled.err.empty()) break;
+  }
+  EXPECT_EQ(out, "got-int\n");
+  EXPECT_EQ(polled.err, "codexctl: process exited with code 42\n");
+  auto gone = ctl({"poll", std::to_string(id)});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_EQ(gone.err, "codexctl: Unknown process id " + std::to_string(id) + "\n");
+  EXPECT_EQ(gone.out, "");
+}
+
+TEST_F(CodexctlTest, KillSignalsMapToTheirExitCodes) {
+  for (auto [signal, code] : std::vector<std::pair<std::string, int>>{{"term", 143}, {"kill", 137}, {"int", 130}}) {
+    const int id = detach({"sleep", "1000"});
+    auto killed = ctl({"kill", std::to_string(id), "--signal", signal});
+    EXPECT_EQ(killed.exit_code, 0) << killed.err;
+    auto attached = ctl({"attach", std::to_string(id)});
+    EXPECT_EQ(attached.exit_code, code) << signal << ": " << attached.err;
+    auto gone = ctl({"--json", "poll", std::to_string(id)});
+    auto json = nlohmann::json::parse(gone.out, nullptr, false);
+    ASSERT_FALSE(json.is_discarded()) << gone.out << gone.err;
+    EXPECT_EQ(json["exit_code"], code) << signal;
+    EXPECT_EQ(json["signal"], code - 128) << signal;
+  }
+  auto again = ctl({"kill", "4242"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(again.err, "codexctl: Unknown process id 4242\n");
+}
+
+TEST_F(CodexctlTest, AttachReplaysAndFollowsUntilTheExitCode) {
+  Fifo go(daemon_.workspace(), "go");
+  const int id = detach({"/bin/sh", "-c", "echo one; read a < go; echo two; exit 4"});
+  std::thread release([&] { go.write("x\n"); });
+  auto attached = ctl({"attach", std::to_string(id)});
+  release.join();
+  EXPECT_EQ(attached.exit_code, 4) << attached.err;
+  EXPECT_EQ(attached.out, "one\ntwo\n");
+  auto from = ctl({"attach", std::to_string(id), "--from", "2"});
+  EXPECT_EQ(from.exit_code, 4) << from.err;
+  EXPECT_EQ(from.out, "e\ntwo\n");
+  // attach does not consume the exit: poll reports it (and the output it never returned).
+  auto polled = ctl({"poll", std::to_string(id)});
+  EXPECT_EQ(detached_out_ + polled.out, "one\ntwo\n");
+  EXPECT_EQ(polled.err, "codexctl: process exited with code 4\n");
+}
+
+TEST_F(CodexctlTest, WriteTalksToATtySessionAndIsRefusedOnAPipe) {
+  const int tty = detach({"cat"}, true);
+  std::string out;
+  auto written = ctl({"write", std::to_string(tty), "-e", "hello\\n"});
+  EXPECT_EQ(written.exit_code, 0) << written.err;
+  out = written.out;
+  for (int i = 0; i < 50 && out.size() < 14; ++i) out += ctl({"poll", std::to_string(tty), "--yield-ms", "10000"}).out;
+  EXPECT_EQ(out, "hello\r\nhello\r\n");
+
+  const int pipe = detach({"sleep", "1000"});
+  auto refused = ctl({"write", std::to_string(pipe), "text"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.err, "codexctl: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open\n");
+}
+
+TEST_F(CodexctlTest, StatusDescribesTheDaemon) {
+  const int id = detach({"sleep", "1000"});
+  ASSERT_GE(id, 1000);
+  auto status = ctl({"status"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, MatchesRegex("codexd [^ ]+ \\(user mode\\), pid " + std::to_string(daemon_.pid()) + ", up [0-9]+s\n(.|\n)*"));
+  EXPECT_THAT(status.out, HasSubstr("socket:    " + daemon_.socket_path() + "\n"));
+  EXPECT_THAT(status.out, HasSubstr("sessions:  1 live, 1 started\n"));
+  EXPECT_THAT(status.out, HasSubstr("you:       uid 0 (admin)\n"));
+  auto json = nlohmann::json::parse(ctl({"--json", "status"}).out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded());
+  EXPECT_EQ(json["mode"], "user");
+  EXPECT_EQ(json["sessions_live"], 1);
+}
+
+TEST_F(CodexctlTest, ErrorsPrintTheDaemonsMessageAndExitNonZero) {
+  auto relative = ctl({"exec", "-C", "relative", "--", "/bin/true"});
+  EXPECT_EQ(relative.exit_code, 1);
+  EXPECT_EQ(relative.err, "codexctl: `workdir` must be an absolute path (got \"relative\")\n");
+  auto unknown = ctl({"attach", "99999"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.err, "codexctl: Unknown process id 99999\n");
+  auto bad_write = ctl({"write", "99999", "x"});
+  EXPECT_EQ(bad_write.exit_code, 1);
+  EXPECT_EQ(bad_write.err, "codexctl: Unknown process id 99999\n");
+  auto usage = ctl({"kill", "1234", "--signal", "hup"});
+  EXPECT_EQ(usage.exit_code, 2);
+  auto no_daemon = run_process({TestDaemon::codexctl_binary(), "--socket", daemon_.dir() + "/nothing.sock", "status"});
+  EXPECT_EQ(no_daemon.exit_code, 1);
+  EXPECT_THAT(no_daemon.err, HasSubstr("codexctl: cannot reach codexd at " + daemon_.dir() + "/nothing.sock"));
+}
+
+}  // namespace
+}  // namespace codexd::testing

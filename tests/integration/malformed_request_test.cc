@@ -1,0 +1,322 @@
+// Bad requests get the right status code and a message naming the field; hostile clients
+// (garbage bytes, connection floods, abrupt disconnects) do not hurt the daemon, which keeps
+// serving afterwards.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <random>
+
+#include "tests/integration/daemon_options.h"
+#include "tests/integration/exec_client.h"
+#include "tests/integration/process_probe.h"
+
+namespace codexd::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using Code = grpc::StatusCode;
+
+class MalformedRequestTest : public ::testing::Test {
+ protected:
+  static TestDaemonOptions options() {
+    auto o = unsandboxed();
+    o.extra_config = "[exec]\nallow_login_shell = false\n";
+    return o;
+  }
+  void SetUp() override {
+    ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
+    stub_ = v1::Exec::NewStub(daemon_.channel());
+  }
+  void TearDown() override {
+    // Whatever happened, the daemon still serves and stops cleanly.
+    expect_serving();
+    stub_.reset();  // an open connection would hold the daemon's shutdown for its 2 s grace
+    EXPECT_EQ(daemon_.stop(), 0) << daemon_.daemon_log();
+  }
+  void expect_serving() {
+    auto stub = v1::Exec::NewStub(daemon_.channel());
+    auto call = exec_command(*stub, argv_request(daemon_, {"/bin/echo", "still here"}));
+    ASSERT_TRUE(call.status.ok()) << describe(call.status);
+    EXPECT_EQ(call.result.output(), "still here\n");
+    EXPECT_EQ(call.result.exit_code(), 0);
+  }
+  grpc::Status exec(const v1::ExecCommandRequest& request) { return exec_command(*stub_, request).status; }
+  grpc::Status run(const v1::RunCommandRequest& request) {
+    grpc::ClientContext context;
+    v1::RunCommandResponse response;
+    return stub_->RunCommand(&context, request, &response);
+  }
+
+  TestDaemon daemon_{options()};
+  std::unique_ptr<v1::Exec::Stub> stub_;
+};
+
+#define EXPECT_STATUS(call, code, message)                            \
+  do {                                                                \
+    grpc::Status st_ = (call);                                        \
+    EXPECT_EQ(st_.error_code(), code) << describe(st_);               \
+    EXPECT_EQ(st_.error_message(), std::string(message));             \
+  } while (0)
+
+TEST_F(MalformedRequestTest, ExecCommandFieldsAreValidated) {
+  v1::ExecCommandRequest none;
+  none.set_workdir(daemon_.workspace());
+  EXPECT_STATUS(exec(none), Code::INVALID_ARGUMENT, "missing command: set `cmd` (a shell script) or `argv`");
+
+  auto both = argv_request(daemon_, {"/bin/true"});
+  both.set_cmd("true");
+  EXPECT_STATUS(exec(both), Code::INVALID_ARGUMENT, "set exactly one of `cmd` and `argv` (both are set)");
+
+  auto relative = argv_request(daemon_, {"/bin/true"});
+  relative.set_workdir("ws");
+  EXPECT_STATUS(exec(relative), Code::INVALID_ARGUMENT, "`workdir` must be an absolute path (got \"ws\")");
+  relative.clear_workdir();
+  EXPECT_STATUS(exec(relative), Code::INVALID_ARGUMENT, "`workdir` is required: give the absolute directory to run in");
+
+  auto huge_cmd = shell_request(daemon_, std::string(1024 * 1024 + 1, 'x'));
+  EXPECT_STATUS(exec(huge_cmd), Code::INVALID_ARGUMENT, "`cmd` is 1048577 bytes; the limit is 1048576");
+  auto huge_argv = argv_request(daemon_, {"/bin/echo", std::string(1024 * 1024, 'x')});
+  EXPECT_STATUS(exec(huge_argv), Code::INVALID_ARGUMENT, "`argv` is 1048585 bytes; the limit is 1048576");
+
+  auto nul = argv_request(daemon_, {"/bin/echo", std::string("a\0b", 3)});
+  EXPECT_STATUS(exec(nul), Code::INVALID_ARGUMENT, "`argv[1]` contains a NUL byte");
+  auto empty_program = argv_request(daemon_, {""});
+  EXPECT_STATUS(exec(empty_program), Code::INVALID_ARGUMENT, "`argv[0]` is empty: give the program to run");
+
+  auto rows = argv_request(daemon_, {"/bin/true"});
+  rows.set_tty(true);
+  rows.set_rows(1001);
+  EXPECT_STATUS(exec(rows), Code::INVALID_ARGUMENT, "`rows` and `cols` must be at most 1000");
+  auto size_without_tty = argv_request(daemon_, {"/bin/true"});
+  size_without_tty.set_cols(100);
+  EXPECT_STATUS(exec(size_without_tty), Code::INVALID_ARGUMENT, "`rows`/`cols` apply only with `tty` = true");
+
+  auto env = argv_request(daemon_, {"/bin/true"});
+  (*env.mutable_env())["A=B"] = "c";
+  EXPECT_STATUS(exec(env), Code::INVALID_ARGUMENT,
+                "`env` name \"A=B\" is invalid: names must be non-empty without '=' or NUL");
+  auto empty_env = argv_request(daemon_, {"/bin/true"});
+  (*empty_env.mutable_env())[""] = "c";
+  EXPECT_STATUS(exec(empty_env), Code::INVALID_ARGUMENT,
+                "`env` name \"\" is invalid: names must be non-empty without '=' or NUL");
+
+  auto tokens = argv_request(daemon_, {"/bin/true"});
+  tokens.set_max_output_tokens(1'000'001);
+  EXPECT_STATUS(exec(tokens), Code::INVALID_ARGUMENT, "`max_output_tokens` must be at most 1000000 (got 1000001)");
+
+  auto login = shell_request(daemon_, "true");
+  login.set_login(true);
+  EXPECT_STATUS(exec(login), Code::INVALID_ARGUMENT, "login shell is disabled by config; omit `login` or set it to false.");
+  auto login_argv = argv_request(daemon_, {"/bin/true"});
+  login_argv.set_login(false);
+  EXPECT_STATUS(exec(login_argv), Code::INVALID_ARGUMENT, "`login` applies only to `cmd`; remove it or use `cmd`");
+  auto shell = shell_request(daemon_, "true");
+  shell.set_shell("bash");
+  EXPECT_STATUS(exec(shell), Code::INVALID_ARGUMENT, "`shell` must be an absolute path (got \"bash\")");
+
+  auto permissions = argv_request(daemon_, {"/bin/true"});
+  permissions.set_sandbox_permissions(static_cast<v1::SandboxPermissions>(7));
+  EXPECT_STATUS(exec(permissions), Code::INVALID_ARGUMENT,
+                "`sandbox_permissions` must be USE_DEFAULT or REQUIRE_ESCALATED");
+  auto label = argv_request(daemon_, {"/bin/true"});
+  label.set_call_id(std::string(257, 'c'));
+  EXPECT_STATUS(exec(label), Code::INVALID_ARGUMENT, "`call_id` is 257 bytes; the limit is 256");
+}
+
+TEST_F(MalformedRequestTest, WithLoginShellsDisabledCmdRunsWithDashC) {
+  auto call = exec_command(*stub_, shell_request(daemon_, "shopt -q login_shell && echo login || echo plain"));
+  ASSERT_TRUE(call.status.ok()) << describe(call.status);
+  EXPECT_EQ(call.result.output(), "plain\n");
+}
+
+TEST_F(MalformedRequestTest, AMissingWorkdirOrProgramIsReported) {
+  auto missing = argv_request(daemon_, {"/bin/true"});
+  missing.set_workdir(daemon_.workspace() + "/does-not-exist");
+  auto st = exec(missing);
+  EXPECT_EQ(st.error_code(), Code::INVALID_ARGUMENT) << describe(st);
+  EXPECT_THAT(st.error_message(), HasSubstr("does-not-exist"));
+
+  // Nothing ran: a result with a SPAWN_FAILED rejection, not an RPC error.
+  auto call = exec_command(*stub_, argv_request(daemon_, {"/nonexistent/program"}));
+  ASSERT_TRUE(call.status.ok()) << describe(call.status);
+  EXPECT_EQ(call.result.rejection().reason(), v1::Rejection::SPAWN_FAILED) << call.result.DebugString();
+  EXPECT_THAT(call.result.rejection().message(), HasSubstr("/nonexistent/program"));
+  EXPECT_FALSE(call.result.has_exit_code());
+  EXPECT_FALSE(call.result.has_session_id());
+}
+
+TEST_F(MalformedRequestTest, SessionCallsValidateIdsAndSizes) {
+  for (int bad : {0, -5}) {
+    const std::string message = "`session_id` is required (a positive id returned by ExecCommand)";
+    EXPECT_STATUS(poll(*stub_, bad, 0).status, Code::INVALID_ARGUMENT, message);
+    EXPECT_STATUS(write_stdin(*stub_, bad, "").status, Code::INVALID_ARGUMENT, message);
+    EXPECT_STATUS(cancel(*stub_, bad, v1::CancelRequest::KILL), Code::INVALID_ARGUMENT, message);
+  }
+  // Ids are in [1000, 100000): these are unknown.
+  for (int unknown : {999, 100'000}) {
+    const std::string message = "Unknown process id " + std::to_string(unknown);
+    EXPECT_STATUS(poll(*stub_, unknown, 0).status, Code::NOT_FOUND, message);
+    EXPECT_STATUS(write_stdin(*stub_, unknown, "x").status, Code::NOT_FOUND, message);
+    EXPECT_STATUS(cancel(*stub_, unknown, v1::CancelRequest::TERMINATE), Code::NOT_FOUND, message);
+    grpc::ClientContext context;
+    v1::AttachRequest attach;
+    attach.set_session_id(unknown);
+    auto reader = stub_->Attach(&context, attach);
+    v1::OutputEvent event;
+    EXPECT_FALSE(reader->Read(&event));
+    EXPECT_STATUS(reader->Finish(), Code::NOT_FOUND, message);
+  }
+  {
+    grpc::ClientContext context;
+    v1::AttachRequest attach;
+    auto reader = stub_->Attach(&context, attach);
+    v1::OutputEvent event;
+    EXPECT_FALSE(reader->Read(&event));
+    EXPECT_EQ(reader->Finish().error_code(), Code::INVALID_ARGUMENT);
+  }
+
+  auto req = argv_request(daemon_, {"cat"}, 250);
+  req.set_tty(true);
+  auto call = exec_command(*stub_, req);
+  ASSERT_TRUE(call.status.ok() && call.result.has_session_id()) << describe(call.status);
+  const int id = call.result.session_id();
+  EXPECT_STATUS(write_stdin(*stub_, id, std::string(1024 * 1024 + 1, 'x')).status, Code::INVALID_ARGUMENT,
+                "`chars` is 1048577 bytes; the limit is 1048576");
+  {
+    grpc::ClientContext context;
+    v1::SendInputRequest input;
+    input.set_session_id(id);
+    input.set_data(std::string(1024 * 1024 + 1, 'x'));
+    v1::SendInputResponse response;
+    EXPECT_STATUS(stub_->SendInput(&context, input, &response), Code::INVALID_ARGUMENT,
+                  "`data` is 1048577 bytes; the limit is 1048576");
+  }
+  {
+    grpc::ClientContext context;
+    v1::PollRequest p;
+    p.set_session_id(id);
+    p.set_max_output_tokens(2'000'000);
+    v1::ExecResult result;
+    EXPECT_STATUS(stub_->Poll(&context, p, &result), Code::INVALID_ARGUMENT,
+                  "`max_output_tokens` must be at most 1000000 (got 2000000)");
+  }
+  {
+    grpc::ClientContext context;
+    v1::CancelRequest c;
+    c.set_session_id(id);
+    c.set_mode(static_cast<v1::CancelRequest::Mode>(9));
+    v1::CancelResponse response;
+    EXPECT_STATUS(stub_->Cancel(&context, c, &response), Code::INVALID_ARGUMENT, "`mode` must be TERMINATE, INTERRUPT or KILL");
+  }
+  EXPECT_STATUS(cancel(*stub_, id, v1::CancelRequest::TERMINATE, 60'001), Code::INVALID_ARGUMENT,
+                "`grace_ms` must be at most 60000");
+  {
+    grpc::ClientContext context;
+    v1::ResizeTerminalRequest resize;
+    resize.set_session_id(id);
+    resize.set_rows(0);
+    resize.set_cols(80);
+    v1::ResizeTerminalResponse response;
+    EXPECT_STATUS(stub_->ResizeTerminal(&context, resize, &response), Code::INVALID_ARGUMENT,
+                  "`rows` and `cols` must be between 1 and 1000");
+  }
+  {
+    grpc::ClientContext context;
+    v1::AttachRequest attach;
+    attach.set_session_id(id);
+    attach.set_from_offset(1'000'000);
+    auto reader = stub_->Attach(&context, attach);
+    v1::OutputEvent event;
+    EXPECT_FALSE(reader->Read(&event));
+    EXPECT_EQ(reader->Finish().error_code(), Code::OUT_OF_RANGE);
+  }
+  // A request larger than the daemon accepts at all (8 MiB) is refused by gRPC itself.
+  {
+    grpc::ClientContext context;
+    v1::SendInputRequest input;
+    input.set_session_id(id);
+    input.set_data(std::string(9 * 1024 * 1024, 'x'));
+    v1::SendInputResponse response;
+    EXPECT_EQ(stub_->SendInput(&context, input, &response).error_code(), Code::RESOURCE_EXHAUSTED);
+  }
+  // The session is untouched by all of that.
+  auto written = write_stdin(*stub_, id, "ok\n");
+  ASSERT_TRUE(written.status.ok()) << describe(written.status);
+  auto echoed = follow(*stub_, written.result, [](const std::string& out) { return out.size() >= 8; });
+  EXPECT_EQ(echoed.output, "ok\r\nok\r\n");
+}
+
+TEST_F(MalformedRequestTest, RunCommandFieldsAreValidated) {
+  v1::RunCommandRequest none;
+  none.set_workdir(daemon_.workspace());
+  EXPECT_STATUS(run(none), Code::INVALID_ARGUMENT, "missing command: set `cmd` (a shell script) or `argv`");
+  v1::RunCommandRequest relative;
+  relative.add_argv("/bin/true");
+  relative.set_workdir("relative/dir");
+  EXPECT_STATUS(run(relative), Code::INVALID_ARGUMENT, "`workdir` must be an absolute path (got \"relative/dir\")");
+  v1::RunCommandRequest zero;
+  zero.add_argv("/bin/true");
+  zero.set_workdir(daemon_.workspace());
+  zero.set_timeout_ms(0);
+  EXPECT_STATUS(run(zero), Code::INVALID_ARGUMENT, "`timeout_ms` must be between 1 and 86400000 (got 0)");
+  v1::RunCommandRequest login;
+  login.set_cmd("true");
+  login.set_login(true);
+  login.set_workdir(daemon_.workspace());
+  EXPECT_STATUS(run(login), Code::INVALID_ARGUMENT, "login shell is disabled by config; omit `login` or set it to false.");
+}
+
+TEST_F(MalformedRequestTest, GarbageBytesOnTheSocketAreDropped) {
+  std::mt19937 rng(42);
+  for (int round = 0; round < 20; ++round) {
+    int fd = connect_unix(daemon_.socket_path());
+    ASSERT_GE(fd, 0);
+    std::string junk(4096, '\0');
+    for (char& c : junk) c = static_cast<char>(rng());
+    if (round % 2) junk = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + junk;  // a valid preface, then nonsense frames
+    (void)!::write(fd, junk.data(), junk.size());
+    ::shutdown(fd, SHUT_WR);
+    // The daemon closes the connection (EOF or reset); it must not hang on to it.
+    char buf[4096];
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+    ::close(fd);
+  }
+  expect_serving();
+}
+
+TEST_F(MalformedRequestTest, AFloodOfConnectionsThatVanishAbruptlyLeavesNothingBehind) {
+  {
+    SCOPED_TRACE("before the flood");
+    expect_serving();
+  }
+  const size_t baseline = open_fd_count(daemon_.pid());
+  for (int round = 0; round < 200; ++round) {
+    int fd = connect_unix(daemon_.socket_path());
+    ASSERT_GE(fd, 0) << "round " << round;
+    if (round % 3 == 0) (void)!::write(fd, "PRI * HTTP/2.0\r\n", 16);  // half a preface
+    linger reset{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);  // close with RST
+    ::close(fd);
+  }
+  {
+    SCOPED_TRACE("after the flood");
+    expect_serving();
+  }
+  // Every dropped connection's descriptor is closed again (a hang guard, not a timing check).
+  size_t now = 0;
+  for (int i = 0; i < 500 && (now = open_fd_count(daemon_.pid())) > baseline + 2; ++i) ::usleep(20'000);
+  EXPECT_LE(now, baseline + 2) << "daemon descriptors: " << baseline << " before, " << now << " after";
+  // gRPC clients that die with calls in flight.
+  for (int i = 0; i < 5; ++i) {
+    BackgroundProcess client({TestDaemon::codexctl_binary(), "--socket", daemon_.socket_path(), "exec", "-C",
+                              daemon_.workspace(), "--", "sleep", "1000"});
+    client.kill_and_reap();
+  }
+}
+
+}  // namespace
+}  // namespace codexd::testing

@@ -1,0 +1,87 @@
+// Process-level helpers for integration tests: watching processes die (pidfd, an event, not a
+// sleep), reading /proc, FIFO handshakes with commands, background clients, and connections
+// to the daemon made as another uid.
+#pragma once
+
+#include <sys/types.h>
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace codexd::testing {
+
+// /proc/<pid>/stat state letter ('R', 'S', 'Z', ...), or 0 when the pid does not exist.
+char process_state(pid_t pid);
+// Alive and not a zombie.
+bool process_running(pid_t pid);
+// The pids whose parent is `parent` (from /proc/*/stat), with their state letters.
+struct ChildProcess {
+  pid_t pid;
+  char state;
+};
+std::vector<ChildProcess> children_of(pid_t parent);
+// Open descriptors of a process (/proc/<pid>/fd).
+size_t open_fd_count(pid_t pid);
+
+// Waits (pidfd readiness, bounded by `guard`) until `pid` has exited. True when it is gone or a
+// zombie; false if it still runs after the guard.
+bool wait_process_exit(pid_t pid, std::chrono::milliseconds guard = std::chrono::seconds(30));
+
+// A named pipe in `dir`: commands block on it until the test writes, or tell the test they are
+// ready by writing to it.
+class Fifo {
+ public:
+  Fifo(const std::string& dir, const std::string& name);
+  ~Fifo();
+  const std::string& path() const { return path_; }
+  // Blocks until a reader opens it, writes, closes (the reader sees EOF after the data).
+  void write(const std::string& data) const;
+  // Blocks until a writer opens it, reads to EOF.
+  std::string read_all() const;
+
+ private:
+  std::string path_;
+};
+
+std::string read_text_file(const std::string& path);
+// First integer after `key` in `text` ("gc=123" with key "gc="), or nullopt.
+std::optional<long> find_number(const std::string& text, const std::string& key);
+
+// A program started in the background (stdout/stderr to /dev/null), for clients that get killed.
+class BackgroundProcess {
+ public:
+  explicit BackgroundProcess(const std::vector<std::string>& argv);
+  ~BackgroundProcess();
+  pid_t pid() const { return pid_; }
+  // SIGKILL and reap; returns the wait status.
+  int kill_and_reap();
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// A gRPC channel over one connection made by a child process running as `uid` (SO_PEERCRED is
+// taken at connect time, so the daemon sees that uid). The child stays alive (the daemon checks
+// the peer's namespaces through its pid) until this object goes away.
+class ChannelAsUid {
+ public:
+  ChannelAsUid(const std::string& socket_path, uid_t uid);
+  ~ChannelAsUid();
+  bool ok() const { return channel_ != nullptr; }
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+
+ private:
+  pid_t holder_ = -1;
+  int release_fd_ = -1;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+// A raw connection to the daemon's socket (no gRPC).
+int connect_unix(const std::string& socket_path);
+
+}  // namespace codexd::testing
