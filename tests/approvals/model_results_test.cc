@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <grpcpp/generic/generic_stub.h>
+
 #include <map>
 #include <set>
 
@@ -43,6 +45,7 @@ std::string code_name(grpc::StatusCode code) {
     case grpc::StatusCode::CANCELLED: return "CANCELLED";
     case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
     case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
     default: return "code " + std::to_string(static_cast<int>(code));
   }
 }
@@ -86,6 +89,26 @@ class ModelResults : public ::testing::Test {
     v1::ExecResult res;
     grpc::Status st = agent_.exec(req, &res);
     return seen(st, res);
+  }
+  // Bytes that are no ExecCommandRequest at all (a payload that does not parse).
+  Seen parse_failure() {
+    grpc::GenericStub stub(daemon_.channel());
+    grpc::ClientContext ctx;
+    agent_.prepare(ctx);
+    const std::string garbage = "\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01";  // field 1, length overflows
+    grpc::Slice slice(garbage);
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer response;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&ctx, "/codexd.v1.Exec/ExecCommand", grpc::StubOptions(), &request, &response,
+                   [&](grpc::Status st) { done.set_value(st); });
+    auto future = done.get_future();
+    EXPECT_EQ(future.wait_for(kGuard), std::future_status::ready);
+    grpc::Status st = future.get();
+    Seen s;
+    s.rpc = code_name(st.error_code());
+    s.text = st.error_message();
+    return s;
   }
   Seen forbidden() {
     v1::ExecResult res;
@@ -190,6 +213,15 @@ TEST_F(ModelResults, BadPayloadIsInvalidArgumentNamingTheField) {
   EXPECT_THAT(st.error_message(), HasSubstr("`env`"));
 }
 
+TEST_F(ModelResults, ParseFailureIsAnRpcErrorOfItsOwn) {
+  Seen s = parse_failure();
+  EXPECT_NE(s.rpc, "OK");
+  EXPECT_NE(s.rpc, "INVALID_ARGUMENT") << "a payload that does not parse is not a field error";
+  // The daemon is still serving.
+  v1::ExecResult res;
+  EXPECT_TRUE(agent_.exec(exec_request(ws(), {"true"}), &res).ok());
+}
+
 TEST_F(ModelResults, Forbidden) {
   Seen s = forbidden();
   EXPECT_EQ(s.rejection, "FORBIDDEN_BY_POLICY");
@@ -283,6 +315,7 @@ TEST_F(ModelResults, EveryBoundaryReadsDifferently) {
   std::map<std::string, Seen> all;
   all["no reviewer"] = no_reviewer();  // first: before any reviewer ever connected
   all["bad payload"] = bad_payload();
+  all["parse failure"] = parse_failure();
   all["forbidden"] = forbidden();
   all["denied"] = denied();
   all["aborted"] = aborted();
