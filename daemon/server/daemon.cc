@@ -176,13 +176,20 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   for (const auto& line : d.sandbox->capabilities().warnings) spdlog::warn("sandbox: {}", line);
   spdlog::info("sandbox: {}", sandbox::format_capability_report(d.sandbox->capabilities()));
 
-  // Policy: all files or nothing; a bad file is reported and the (empty) previous policy stays.
+  // Policy: all files or nothing. System mode fails closed: without the administrator's rules
+  // (forbidden ones included) it does not serve. User mode starts with an empty policy and
+  // reports the errors (GetStatus, logs) until the files are fixed and reloaded.
   d.policies = std::make_unique<orchestrator::PolicyStore>(d.options.default_rules, d.config.policy.rules_dirs, system_mode);
   auto loaded = d.policies->reload();
   if (loaded.ok) {
     spdlog::info("policy: {} rules from {} files", d.policies->state().rule_count, d.policies->state().files.size());
   } else {
-    for (const auto& e : loaded.errors) spdlog::error("policy not loaded: {}", e);
+    std::string all;
+    for (const auto& e : loaded.errors) {
+      spdlog::error("policy not loaded: {}", e);
+      all += "\n  " + e;
+    }
+    if (system_mode) return FailedPrecondition("the rules do not load (system mode does not start without them):" + all);
   }
 
   auto audit = orchestrator::AuditLog::open(d.config.audit.log_file, d.config.audit.journald);

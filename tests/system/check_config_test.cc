@@ -191,3 +191,24 @@ TEST(SystemModeTrust, RulesWritableByOthersAreNotLoaded) {
 
 }  // namespace
 }  // namespace codexd::testing
+
+namespace codexd::testing {
+namespace {
+
+// Fail closed: a system daemon whose rules do not load would run without the administrator's
+// forbidden rules, so it does not start at all (user mode starts and reports the errors).
+TEST(SystemModeTrust, BrokenRulesKeepTheSystemDaemonFromStarting) {
+  REQUIRE_SYSTEM_ENV();
+  std::string dir = make_daemon_dir();
+  const std::string rules = dir + "/rules/10-site.rules";
+  write(rules, "prefix_rule(pattern = [\"shred\"], decision = \"forbidden\",\n");  // unclosed call
+  SystemDaemon daemon(dir, launch_config(system_mode_config(dir)));
+  EXPECT_FALSE(daemon.wait_ready()) << "a system daemon must not serve without its rules";
+  EXPECT_EQ(daemon.wait_exit(), 1);
+  EXPECT_THAT(daemon.log(), HasSubstr("system mode does not start without them"));
+  EXPECT_THAT(daemon.log(), HasSubstr(rules + ":"));
+  EXPECT_FALSE(std::filesystem::exists(socket_of(dir)));
+}
+
+}  // namespace
+}  // namespace codexd::testing
