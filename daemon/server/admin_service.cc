@@ -36,12 +36,8 @@ void fill_policy_status(const orchestrator::PolicyState& state, const std::strin
 
 grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* ctx, const v1::GetStatusRequest*,
                                                   v1::GetStatusResponse* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(PermissionDenied("connection has no recorded peer credentials"));
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   response->set_version(CODEXD_VERSION);
   response->set_mode(parts_.mode_name);
   response->set_uptime_seconds(
@@ -76,12 +72,8 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
 
 grpc::ServerUnaryReactor* AdminService::ReloadPolicy(grpc::CallbackServerContext* ctx, const v1::ReloadPolicyRequest*,
                                                      v1::ReloadPolicyResponse* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(PermissionDenied("connection has no recorded peer credentials"));
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   if (!caller->is_admin) {
     reactor->finish(PermissionDenied("reloading the policy needs an admin uid (root, the daemon's uid, or daemon.admin_uids)"));
     return reactor;

@@ -98,12 +98,8 @@ grpc::ServerWriteReactor<v1::ApprovalEvent>* ApprovalsService::WatchApprovals(gr
 
 grpc::ServerUnaryReactor* ApprovalsService::ListApprovals(grpc::CallbackServerContext* ctx, const v1::ListApprovalsRequest*,
                                                           v1::ListApprovalsResponse* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(PermissionDenied("connection has no recorded peer credentials"));
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   on_core(parts_, [this, reactor, response, uid = caller->uid] {
     for (const auto& t : parts_.broker->pending_for(uid)) fill_approval(t, response->add_approvals());
     reactor->finish(grpc::Status::OK);
@@ -114,12 +110,8 @@ grpc::ServerUnaryReactor* ApprovalsService::ListApprovals(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* ApprovalsService::ResolveApproval(grpc::CallbackServerContext* ctx,
                                                             const v1::ResolveApprovalRequest* request,
                                                             v1::ResolveApprovalResponse*) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(PermissionDenied("connection has no recorded peer credentials"));
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   if (request->approval_id().empty() || request->approval_id().size() > 64) {
     reactor->finish(InvalidArgument("`approval_id` is required (from WatchApprovals or ListApprovals)"));
     return reactor;

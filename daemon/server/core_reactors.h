@@ -53,4 +53,19 @@ class CoreUnaryReactor : public grpc::ServerUnaryReactor {
   bool finished_ = false;
 };
 
+// Every unary RPC starts here: its reactor, and the caller from the connection's credentials.
+// A connection without recorded credentials gets PERMISSION_DENIED at once (caller empty).
+struct UnaryCall {
+  CoreUnaryReactor* reactor;
+  std::optional<orchestrator::Caller> caller;
+};
+
+inline UnaryCall begin_unary(const DaemonParts& parts, grpc::CallbackServerContext* ctx) {
+  UnaryCall call{new CoreUnaryReactor(parts), caller_of(parts, ctx)};
+  if (!call.caller) {
+    call.reactor->finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "connection has no recorded peer credentials"));
+  }
+  return call;
+}
+
 }  // namespace codexd::server

@@ -10,96 +10,76 @@
 namespace codexd::server {
 namespace {
 
-grpc::Status unknown_connection() {
-  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "connection has no recorded peer credentials");
-}
-
 exec::Requester requester_of(const orchestrator::Caller& caller) { return exec::Requester{caller.uid, caller.is_admin}; }
 
 uint32_t max_tokens(bool has, uint32_t value) { return has ? value : exec::kDefaultMaxOutputTokens; }
 
 }  // namespace
 
-grpc::ServerUnaryReactor* ExecService::ExecCommand(grpc::CallbackServerContext* ctx, const v1::ExecCommandRequest* request,
-                                                   v1::ExecResult* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(unknown_connection());
-    return reactor;
-  }
-  if (!parts_.may_run_commands(caller->uid)) {
+// ExecCommand and RunCommand: only callers that may run commands; the validated request goes
+// through the CommandRunner on the core thread, and `fill` writes the response.
+template <typename Response>
+grpc::ServerUnaryReactor* start_command(const DaemonParts& parts, grpc::CallbackServerContext* ctx, Response* response,
+                                        const std::function<Result<orchestrator::ExecRequest>()>& validate,
+                                        std::function<std::shared_ptr<orchestrator::CallHandle>(
+                                            orchestrator::ExecRequest, orchestrator::CommandRunner::Done)>
+                                            start,
+                                        void (*fill)(const orchestrator::CommandResult&, Response*)) {
+  auto [reactor, caller] = begin_unary(parts, ctx);
+  if (!caller) return reactor;
+  if (!parts.may_run_commands(caller->uid)) {
     reactor->finish(PermissionDenied("this codexd runs commands as uid " + std::to_string(::geteuid()) +
                                      " (user mode); uid " + std::to_string(caller->uid) + " may not use it"));
     return reactor;
   }
-  auto validated = validate_exec_command(*request, *parts_.config);
+  auto validated = validate();
   if (!validated.ok()) {
     reactor->finish(validated.status());
     return reactor;
   }
   validated->caller = *caller;
-  const uint32_t yield = exec::clamp_exec_yield_ms(request->has_yield_time_ms() ? std::optional(request->yield_time_ms()) : std::nullopt);
-  const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
-  on_core(parts_, [this, reactor, response, req = std::move(validated).value(), yield, tokens]() mutable {
+  on_core(parts, [reactor = reactor, response, fill, start = std::move(start), req = std::move(validated).value()]() mutable {
     auto slot = reactor->slot();
-    auto handle = parts_.runner->exec_command(std::move(req), yield, tokens, [slot, response](orchestrator::CommandResult r) {
+    auto handle = start(std::move(req), [slot, response, fill](orchestrator::CommandResult r) {
       if (!slot->reactor) return;
       if (!r.error.ok()) {
         slot->reactor->finish(r.error);
         return;
       }
-      fill_exec_result(r, response);
+      fill(r, response);
       slot->reactor->finish(grpc::Status::OK);
     });
     if (slot->reactor) slot->reactor->set_on_cancel([handle] { handle->client_gone(); });
   });
   return reactor;
+}
+
+grpc::ServerUnaryReactor* ExecService::ExecCommand(grpc::CallbackServerContext* ctx, const v1::ExecCommandRequest* request,
+                                                   v1::ExecResult* response) {
+  const uint32_t yield = exec::clamp_exec_yield_ms(request->has_yield_time_ms() ? std::optional(request->yield_time_ms()) : std::nullopt);
+  const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
+  return start_command<v1::ExecResult>(
+      parts_, ctx, response, [&] { return validate_exec_command(*request, *parts_.config); },
+      [this, yield, tokens](orchestrator::ExecRequest req, orchestrator::CommandRunner::Done done) {
+        return parts_.runner->exec_command(std::move(req), yield, tokens, std::move(done));
+      },
+      &fill_exec_result);
 }
 
 grpc::ServerUnaryReactor* ExecService::RunCommand(grpc::CallbackServerContext* ctx, const v1::RunCommandRequest* request,
                                                   v1::RunCommandResponse* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(unknown_connection());
-    return reactor;
-  }
-  if (!parts_.may_run_commands(caller->uid)) {
-    reactor->finish(PermissionDenied("this codexd runs commands as uid " + std::to_string(::geteuid()) +
-                                     " (user mode); uid " + std::to_string(caller->uid) + " may not use it"));
-    return reactor;
-  }
-  auto validated = validate_run_command(*request, *parts_.config);
-  if (!validated.ok()) {
-    reactor->finish(validated.status());
-    return reactor;
-  }
-  validated->caller = *caller;
-  on_core(parts_, [this, reactor, response, req = std::move(validated).value()]() mutable {
-    auto slot = reactor->slot();
-    auto handle = parts_.runner->run_command(std::move(req), [slot, response](orchestrator::CommandResult r) {
-      if (!slot->reactor) return;
-      if (!r.error.ok()) {
-        slot->reactor->finish(r.error);
-        return;
-      }
-      fill_run_response(r, response);
-      slot->reactor->finish(grpc::Status::OK);
-    });
-    if (slot->reactor) slot->reactor->set_on_cancel([handle] { handle->client_gone(); });
-  });
-  return reactor;
+  return start_command<v1::RunCommandResponse>(
+      parts_, ctx, response, [&] { return validate_run_command(*request, *parts_.config); },
+      [this](orchestrator::ExecRequest req, orchestrator::CommandRunner::Done done) {
+        return parts_.runner->run_command(std::move(req), std::move(done));
+      },
+      &fill_run_response);
 }
 
 grpc::ServerUnaryReactor* ExecService::WriteStdin(grpc::CallbackServerContext* ctx, const v1::WriteStdinRequest* request,
                                                   v1::ExecResult* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(unknown_connection());
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   if (st.ok()) st = validate_stdin(request->chars(), "chars");
   if (st.ok()) st = validate_max_output_tokens(request->has_max_output_tokens(), request->max_output_tokens());
@@ -129,12 +109,8 @@ grpc::ServerUnaryReactor* ExecService::WriteStdin(grpc::CallbackServerContext* c
 
 grpc::ServerUnaryReactor* ExecService::Poll(grpc::CallbackServerContext* ctx, const v1::PollRequest* request,
                                             v1::ExecResult* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(unknown_connection());
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   if (st.ok()) st = validate_max_output_tokens(request->has_max_output_tokens(), request->max_output_tokens());
   if (!st.ok()) {
@@ -161,12 +137,8 @@ grpc::ServerUnaryReactor* ExecService::Poll(grpc::CallbackServerContext* ctx, co
 
 grpc::ServerUnaryReactor* ExecService::Cancel(grpc::CallbackServerContext* ctx, const v1::CancelRequest* request,
                                               v1::CancelResponse* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(unknown_connection());
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   exec::ExecEngine::CancelMode mode = exec::ExecEngine::CancelMode::kTerminate;
   switch (request->mode()) {
@@ -195,12 +167,8 @@ grpc::ServerUnaryReactor* ExecService::Cancel(grpc::CallbackServerContext* ctx, 
 
 grpc::ServerUnaryReactor* ExecService::ListSessions(grpc::CallbackServerContext* ctx, const v1::ListSessionsRequest* request,
                                                     v1::ListSessionsResponse* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(unknown_connection());
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   if (request->all_users() && !caller->is_admin) {
     reactor->finish(PermissionDenied("`all_users` needs an admin uid (root or daemon.admin_uids)"));
     return reactor;
@@ -214,12 +182,8 @@ grpc::ServerUnaryReactor* ExecService::ListSessions(grpc::CallbackServerContext*
 
 grpc::ServerUnaryReactor* ExecService::SendInput(grpc::CallbackServerContext* ctx, const v1::SendInputRequest* request,
                                                  v1::SendInputResponse*) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(unknown_connection());
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   if (st.ok()) st = validate_stdin(request->data(), "data");
   if (!st.ok()) {
@@ -235,12 +199,8 @@ grpc::ServerUnaryReactor* ExecService::SendInput(grpc::CallbackServerContext* ct
 grpc::ServerUnaryReactor* ExecService::ResizeTerminal(grpc::CallbackServerContext* ctx,
                                                       const v1::ResizeTerminalRequest* request,
                                                       v1::ResizeTerminalResponse*) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(unknown_connection());
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   if (st.ok() && (request->rows() == 0 || request->cols() == 0 || request->rows() > kMaxTerminalSize ||
                   request->cols() > kMaxTerminalSize)) {

@@ -11,12 +11,8 @@ namespace codexd::server {
 
 grpc::ServerUnaryReactor* PolicyService::CheckPolicy(grpc::CallbackServerContext* ctx, const v1::CheckPolicyRequest* request,
                                                      v1::CheckPolicyResponse* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(PermissionDenied("connection has no recorded peer credentials"));
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   auto argv = validate_policy_check(*request, *parts_.config);
   if (!argv.ok()) {
     reactor->finish(argv.status());

@@ -27,12 +27,8 @@ Status check_paths(const char* field, const google::protobuf::RepeatedPtrField<s
 
 grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerContext* ctx, const v1::SandboxRunRequest* request,
                                                        v1::RunCommandResponse* response) {
-  auto* reactor = new CoreUnaryReactor(parts_);
-  auto caller = caller_of(parts_, ctx);
-  if (!caller) {
-    reactor->finish(PermissionDenied("connection has no recorded peer credentials"));
-    return reactor;
-  }
+  auto [reactor, caller] = begin_unary(parts_, ctx);
+  if (!caller) return reactor;
   if (!caller->is_admin) {
     reactor->finish(PermissionDenied("sandbox debugging runs need an admin uid (root, the daemon's uid, or daemon.admin_uids)"));
     return reactor;
