@@ -98,6 +98,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool finished() const { return finished_; }  // exited and its output drained
   const std::optional<ExitStatus>& exit_status() const { return exit_; }
   uint64_t stream_offset() const { return ring_.end_offset(); }
+  size_t waiting_calls() const { return waiters_.size(); }
   Clock::time_point last_used() const { return last_used_; }
   void touch() { last_used_ = Clock::now(); }
 

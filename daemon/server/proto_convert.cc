@@ -207,6 +207,7 @@ void fill_session_info(const exec::Session& session, v1::SessionInfo* out) {
   if (session.exit_status()) out->set_exit_code(session.exit_status()->exit_code);
   out->set_output_bytes(session.stream_offset());
   out->set_call_id(m.call_id);
+  out->set_waiting_calls(static_cast<uint32_t>(session.waiting_calls()));
   if (m.sandbox == "linux-bwrap") out->set_sandbox(v1::SANDBOX_LINUX_BWRAP);
   else if (m.sandbox == "linux-landlock") out->set_sandbox(v1::SANDBOX_LINUX_LANDLOCK);
   else if (m.sandbox == "macos-seatbelt") out->set_sandbox(v1::SANDBOX_MACOS_SEATBELT);

@@ -182,19 +182,23 @@ TEST_F(AttachTest, OnlyTheRetentionWindowIsReplayedAndTheRestIsReportedAsAGap) {
   const std::string expected = seq_output(300'000);  // about 2 MiB, twice the 1 MiB window
   auto call = exec_command(*stub_, argv_request(daemon_, {"/bin/sh", "-c", "seq 1 300000; echo x > done; read a < done"}, 250));
   ASSERT_TRUE(call.status.ok() && call.result.has_session_id()) << describe(call.status);
-  // The command has written everything; an Attach from 0 then waits for the daemon to read it all.
+  // The command has written everything...
   EXPECT_EQ(done.read_all(), "x\n");
+  // ...and the daemon has read it all once Poll's offset (it returns at each new output) is there.
+  uint64_t end = call.result.output_offset();
+  for (int i = 0; i < 100 && end < expected.size(); ++i) {
+    end = poll(*stub_, call.result.session_id(), 10'000).result.output_offset();
+  }
+  ASSERT_EQ(end, expected.size());
+
   Watcher w(*stub_, call.result.session_id(), 0, false);
   w.read_data(1);
   ASSERT_EQ(w.gaps().size(), 1u);
   EXPECT_EQ(w.gaps()[0].from_offset(), 0u);
-  const uint64_t replay_from = w.gaps()[0].to_offset();
-  w.read_data(expected.size() - replay_from);
-  EXPECT_EQ(w.data().size(), expected.size() - replay_from);
-  EXPECT_TRUE(w.data() == expected.substr(replay_from)) << "replayed bytes differ";
-  // The 1 MiB window as it was at Attach time, plus what was still in the pipe (64 KiB) then.
-  EXPECT_GE(expected.size() - replay_from, 1024u * 1024);
-  EXPECT_LE(expected.size() - replay_from, 1024u * 1024 + 64 * 1024);
+  EXPECT_EQ(w.gaps()[0].to_offset(), expected.size() - 1024 * 1024);  // exactly the 1 MiB window is left
+  w.read_data(1024 * 1024);
+  EXPECT_EQ(w.data().size(), 1024u * 1024);
+  EXPECT_TRUE(w.data() == expected.substr(expected.size() - 1024 * 1024)) << "replayed bytes differ";
   done.write("y\n");
   EXPECT_TRUE(w.read_to_end().ok());
   ASSERT_TRUE(w.exit().has_value());

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <future>
+#include <thread>
 
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
@@ -95,6 +96,17 @@ TEST(SessionSurvival, AnAbandonedPollDoesNotTakeTheOutputWithIt) {
     v1::ExecResult result;
     EXPECT_EQ(stub->Poll(&context, request, &result).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   }
+  // The client's deadline fires on its side first; output that reaches the daemon before the
+  // cancellation does still belongs to that call (and is lost with it). So: once the daemon has
+  // let go of the call (no event tells us, hence the bounded look), new output must wait.
+  bool released = false;
+  for (int i = 0; i < 1000 && !released; ++i) {
+    auto sessions = list_sessions(*stub);
+    ASSERT_EQ(sessions.size(), 1u);
+    released = sessions[0].waiting_calls() == 0;
+    if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(released) << "the daemon still counts the abandoned Poll as waiting after 5 s";
   go.write("x\n");
   auto late = follow_until_output(*stub, call.result, "late\n");
   ASSERT_TRUE(late.status.ok()) << describe(late.status);
