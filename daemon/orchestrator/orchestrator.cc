@@ -247,9 +247,8 @@ std::shared_ptr<PendingAdmission> Orchestrator::admit(ExecRequest request, Done 
                 done(AdmitResult{Status::Ok(), rejection_for(outcome, timeout_ms), plan});
                 return;
               }
-              record_approval(*plan, outcome.decision);
               if (auto p = weak.lock()) p->finished = true;
-              after_approval(plan, done);
+              record_approval(*plan, outcome.decision, [this, plan, done] { after_approval(plan, done); });
             });
         return pending;
       }
@@ -260,7 +259,7 @@ std::shared_ptr<PendingAdmission> Orchestrator::admit(ExecRequest request, Done 
   return pending;
 }
 
-void Orchestrator::record_approval(ExecPlan& plan, ReviewDecision decision) {
+void Orchestrator::record_approval(ExecPlan& plan, ReviewDecision decision, std::function<void()> then) {
   plan.review = review_decision_name(decision);
   if (decision == ReviewDecision::kApprovedForSession) {
     for (const auto& k : plan.approval_cache_keys) deps_.cache->approve(plan.request.caller.uid, plan.request.caller.agent_id, k);
@@ -268,11 +267,14 @@ void Orchestrator::record_approval(ExecPlan& plan, ReviewDecision decision) {
   if (decision == ReviewDecision::kApprovedWithAmendment) {
     const auto& amendment = plan.requirement.proposed_amendment;
     if (amendment && !amendment->empty() && deps_.amend_policy) {
-      deps_.amend_policy(*amendment);
-    } else {
-      plan.review = review_decision_name(ReviewDecision::kApproved);  // nothing to remember
+      // The rule is in force before the approved command runs: when its answer arrives, the
+      // same prefix already runs without a prompt.
+      deps_.amend_policy(*amendment, std::move(then));
+      return;
     }
+    plan.review = review_decision_name(ReviewDecision::kApproved);  // nothing to remember
   }
+  then();
 }
 
 void Orchestrator::abandon(const std::shared_ptr<PendingAdmission>& pending) {
@@ -407,8 +409,7 @@ std::shared_ptr<PendingAdmission> Orchestrator::plan_retry(std::shared_ptr<const
           done(AdmitResult{Status::Ok(), rejection_for(outcome, timeout_ms), plan});
           return;
         }
-        record_approval(*plan, outcome.decision);
-        run(done);
+        record_approval(*plan, outcome.decision, [run, done]() mutable { run(done); });
       });
   return pending;
 }

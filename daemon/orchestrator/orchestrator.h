@@ -40,8 +40,9 @@ struct OrchestratorDeps {
   exec::EnvMap base_env;     // what `inherit` starts from in user mode
   std::string socket_dir;    // hidden from sandboxed commands
   // "Approve and remember": appends an allow prefix rule and reloads the policy (off the core
-  // thread). Unset: amendments are disabled.
-  std::function<void(std::vector<std::string> prefix)> amend_policy;
+  // thread), then calls `then` on the core thread, also when that failed (the command was
+  // approved either way; the failure is logged). Unset: amendments are disabled.
+  std::function<void(std::vector<std::string> prefix, std::function<void()> then)> amend_policy;
 };
 
 class Orchestrator {
@@ -71,7 +72,8 @@ class Orchestrator {
  private:
   void after_approval(std::shared_ptr<ExecPlan> plan, Done done);
   // A reviewer approved: note it on the plan, remember it for the session, or amend the rules.
-  void record_approval(ExecPlan& plan, ReviewDecision decision);
+  // Records the reviewer's answer; `then` continues once it is in effect.
+  void record_approval(ExecPlan& plan, ReviewDecision decision, std::function<void()> then);
   Status build_launch(ExecPlan& plan, std::optional<Rejection>& rejection) const;
   ApprovalTicket ticket_for(const ExecPlan& plan, ApprovalReason reason) const;
 

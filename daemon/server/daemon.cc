@@ -264,17 +264,15 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   deps.base_env = exec::current_process_environment();
   deps.socket_dir = socket_dir;
   if (!d.config.policy.amend_file.empty()) {
-    deps.amend_policy = [self](std::vector<std::string> prefix) {
-      boost::asio::post(self->blocking, [self, prefix = std::move(prefix)] {
+    deps.amend_policy = [self](std::vector<std::string> prefix, std::function<void()> then) {
+      boost::asio::post(self->blocking, [self, prefix = std::move(prefix), then = std::move(then)]() mutable {
         Status appended = policy::append_allow_prefix_rule(self->config.policy.amend_file, prefix);
         if (!appended.ok()) {
           spdlog::warn("could not remember the approved prefix: {}", appended.message());
-          return;
-        }
-        auto reloaded = self->policies->reload();
-        if (!reloaded.ok) {
+        } else if (auto reloaded = self->policies->reload(); !reloaded.ok) {
           for (const auto& e : reloaded.errors) spdlog::error("policy reload after an amendment failed: {}", e);
         }
+        boost::asio::post(self->core, std::move(then));
       });
     };
   }

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "tests/approvals/approvals_test_util.h"
 
 namespace codexd::testing::approvals {
@@ -261,6 +263,42 @@ TEST_F(Approvals, ApprovedForSessionSkipsTheSecondPromptForTheSameCommandOnly) {
   auto other = exec_async(agent_, exec_request(ws(), {"mkdir", "-p", "session-b"}));
   auto second = reviewer_->added();
   EXPECT_EQ(second.argv(2), "session-b");
+  ASSERT_TRUE(reviewer_->resolve(second.approval_id(), v1::DENIED).ok());
+  ASSERT_TRUE(other->wait());
+  EXPECT_EQ(other->response().rejection().reason(), v1::Rejection::DENIED_BY_REVIEWER);
+}
+
+TEST_F(Approvals, ApprovedWithAmendmentIsRememberedBeforeTheCommandRuns) {
+  std::ofstream(ws("src")) << "x\n";
+  auto first = exec_async(agent_, exec_request(ws(), {"cp", "src", "copy-a"}));
+  auto request = reviewer_->added();
+  EXPECT_EQ(request.reason().kind(), v1::ApprovalReason::HEURISTIC);
+  ASSERT_EQ(std::vector<std::string>(request.proposed_amendment().begin(), request.proposed_amendment().end()),
+            (std::vector<std::string>{"cp", "src", "copy-a"}));
+  ASSERT_TRUE(reviewer_->resolve(request.approval_id(), v1::APPROVED_EXECPOLICY_AMENDMENT).ok());
+  ASSERT_TRUE(first->wait());
+  EXPECT_EQ(first->response().exit_code(), 0);
+  EXPECT_EQ(reviewer_->resolved().decision(), v1::APPROVED_EXECPOLICY_AMENDMENT);
+  // By the time the approved command answered, the rule was written and in force.
+  EXPECT_THAT(slurp(daemon_.dir() + "/rules/amend.rules"),
+              HasSubstr(R"(prefix_rule(pattern=["cp", "src", "copy-a"], decision="allow"))"));
+  v1::CheckPolicyRequest check;
+  for (const char* a : {"cp", "src", "copy-a"}) check.add_argv(a);
+  v1::CheckPolicyResponse checked;
+  ASSERT_TRUE(agent_.check(check, &checked).ok());
+  EXPECT_EQ(checked.requirement().kind(), v1::ApprovalRequirement::SKIP) << checked.DebugString();
+  EXPECT_TRUE(checked.requirement().bypass_sandbox());
+
+  // The same command again runs without a prompt (an explicit allow: unsandboxed, as in Codex);
+  // another cp still asks.
+  ::unlink(ws("copy-a").c_str());
+  auto again = agent_.exec_ok(exec_request(ws(), {"cp", "src", "copy-a"}));
+  EXPECT_EQ(again.exit_code(), 0);
+  EXPECT_TRUE(exists(ws("copy-a")));
+  expect_no_event_before_fence(*reviewer_, agent_, ws());
+  auto other = exec_async(agent_, exec_request(ws(), {"cp", "src", "copy-b"}));
+  auto second = reviewer_->added();
+  EXPECT_EQ(second.argv(2), "copy-b");
   ASSERT_TRUE(reviewer_->resolve(second.approval_id(), v1::DENIED).ok());
   ASSERT_TRUE(other->wait());
   EXPECT_EQ(other->response().rejection().reason(), v1::Rejection::DENIED_BY_REVIEWER);
