@@ -1,6 +1,7 @@
 #include "tests/support/test_daemon.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -116,12 +117,16 @@ TestDaemon::TestDaemon(TestDaemonOptions options) : options_(std::move(options))
   std::string config_path = dir_ + "/codexd.toml";
   std::vector<char*> argv = {binary.data(), const_cast<char*>("--config"), config_path.data(), nullptr};
 
+  const pid_t test_pid = ::getpid();
   pid_ = ::fork();
   if (pid_ == 0) {
     int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(log, 1);
     ::dup2(log, 2);
     ::setpgid(0, 0);
+    // A test killed by its timeout must not leave a daemon (and its sessions) behind.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != test_pid) _exit(127);
     ::execve(binary.c_str(), argv.data(), envp.data());
     _exit(127);
   }
