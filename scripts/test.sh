@@ -8,16 +8,27 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 start=$(date +%s)
+
+# codexd refuses to run its sandbox helper from inside a writable root (a sandboxed command
+# could replace it), and /tmp and $TMPDIR are writable roots by default: from a checkout
+# there, every sandboxed test would be rejected with SANDBOX_UNAVAILABLE.
+for tmp in /tmp "${TMPDIR:-/tmp}"; do
+  tmp=$(realpath -m "$tmp")
+  case "$(pwd -P)/" in
+    "$tmp"/*) echo "test.sh: the checkout $(pwd -P) is under $tmp, a default writable root of the sandbox; clone it elsewhere (e.g. ~/codexd)" >&2
+              exit 1 ;;
+  esac
+done
 step() { printf '\n==== %s (%ds)\n' "$1" $(( $(date +%s) - start )); }
 
 step "dependencies"
 ./scripts/deps.sh
 
-step "build (RelWithDebInfo)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+step "build (Release)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$JOBS"
 
-step "tests (RelWithDebInfo)"
+step "tests (Release)"
 ctest --test-dir build -j "$JOBS" --output-on-failure --timeout 600
 
 step "build (ASan + UBSan)"

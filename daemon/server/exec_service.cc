@@ -14,6 +14,25 @@ exec::Requester requester_of(const orchestrator::Caller& caller) { return exec::
 
 uint32_t max_tokens(bool has, uint32_t value) { return has ? value : exec::kDefaultMaxOutputTokens; }
 
+// The engine's answer to a waiting WriteStdin or Poll, for the call if it is still there.
+exec::ExecEngine::Done deliver_to(std::shared_ptr<CoreUnaryReactor::Slot> slot, v1::ExecResult* response) {
+  return [slot = std::move(slot), response](Result<exec::UnifiedOutcome> r) {
+    if (!slot->reactor) return;
+    if (!r.ok()) {
+      slot->reactor->finish(r.status());
+      return;
+    }
+    fill_exec_result(*r, response);
+    slot->reactor->finish(grpc::Status::OK);
+  };
+}
+
+// A call that gives up stops waiting; the session keeps its output for the next caller.
+void abandon_on_cancel(const DaemonParts& parts, const std::shared_ptr<CoreUnaryReactor::Slot>& slot,
+                       const std::optional<exec::WaitTicket>& ticket) {
+  if (ticket && slot->reactor) slot->reactor->set_on_cancel([&parts, t = *ticket] { parts.engine->abandon(t); });
+}
+
 }  // namespace
 
 // ExecCommand and RunCommand: only callers that may run commands; the validated request goes
@@ -92,17 +111,8 @@ grpc::ServerUnaryReactor* ExecService::WriteStdin(grpc::CallbackServerContext* c
   on_core(parts_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(),
                    chars = request->chars(), yield, tokens]() mutable {
     auto slot = reactor->slot();
-    auto ticket = parts_.engine->write_stdin(requester, id, std::move(chars), yield, tokens,
-                                             [slot, response](Result<exec::UnifiedOutcome> r) {
-                                               if (!slot->reactor) return;
-                                               if (!r.ok()) {
-                                                 slot->reactor->finish(r.status());
-                                                 return;
-                                               }
-                                               fill_exec_result(*r, response);
-                                               slot->reactor->finish(grpc::Status::OK);
-                                             });
-    if (ticket && slot->reactor) slot->reactor->set_on_cancel([this, t = *ticket] { parts_.engine->abandon(t); });
+    auto ticket = parts_.engine->write_stdin(requester, id, std::move(chars), yield, tokens, deliver_to(slot, response));
+    abandon_on_cancel(parts_, slot, ticket);
   });
   return reactor;
 }
@@ -121,16 +131,8 @@ grpc::ServerUnaryReactor* ExecService::Poll(grpc::CallbackServerContext* ctx, co
   on_core(parts_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(),
                    yield = request->yield_time_ms(), tokens] {
     auto slot = reactor->slot();
-    auto ticket = parts_.engine->poll(requester, id, yield, tokens, [slot, response](Result<exec::UnifiedOutcome> r) {
-      if (!slot->reactor) return;
-      if (!r.ok()) {
-        slot->reactor->finish(r.status());
-        return;
-      }
-      fill_exec_result(*r, response);
-      slot->reactor->finish(grpc::Status::OK);
-    });
-    if (ticket && slot->reactor) slot->reactor->set_on_cancel([this, t = *ticket] { parts_.engine->abandon(t); });
+    auto ticket = parts_.engine->poll(requester, id, yield, tokens, deliver_to(slot, response));
+    abandon_on_cancel(parts_, slot, ticket);
   });
   return reactor;
 }

@@ -260,12 +260,7 @@ TEST_F(Approvals, ApprovedForSessionSkipsTheSecondPromptForTheSameCommandOnly) {
   expect_no_event_before_fence(*reviewer_, agent_, ws());
 
   // Another command still asks.
-  auto other = exec_async(agent_, exec_request(ws(), {"mkdir", "-p", "session-b"}));
-  auto second = reviewer_->added();
-  EXPECT_EQ(second.argv(2), "session-b");
-  ASSERT_TRUE(reviewer_->resolve(second.approval_id(), v1::DENIED).ok());
-  ASSERT_TRUE(other->wait());
-  EXPECT_EQ(other->response().rejection().reason(), v1::Rejection::DENIED_BY_REVIEWER);
+  expect_asked_then_denied(*reviewer_, agent_, exec_request(ws(), {"mkdir", "-p", "session-b"}));
 }
 
 TEST_F(Approvals, ApprovedWithAmendmentIsRememberedBeforeTheCommandRuns) {
@@ -296,12 +291,7 @@ TEST_F(Approvals, ApprovedWithAmendmentIsRememberedBeforeTheCommandRuns) {
   EXPECT_EQ(again.exit_code(), 0);
   EXPECT_TRUE(exists(ws("copy-a")));
   expect_no_event_before_fence(*reviewer_, agent_, ws());
-  auto other = exec_async(agent_, exec_request(ws(), {"cp", "src", "copy-b"}));
-  auto second = reviewer_->added();
-  EXPECT_EQ(second.argv(2), "copy-b");
-  ASSERT_TRUE(reviewer_->resolve(second.approval_id(), v1::DENIED).ok());
-  ASSERT_TRUE(other->wait());
-  EXPECT_EQ(other->response().rejection().reason(), v1::Rejection::DENIED_BY_REVIEWER);
+  expect_asked_then_denied(*reviewer_, agent_, exec_request(ws(), {"cp", "src", "copy-b"}));
 }
 
 TEST_F(Approvals, TwoAgentsApprovalsDoNotCross) {

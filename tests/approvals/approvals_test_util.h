@@ -351,4 +351,16 @@ inline void expect_no_event_before_fence(Reviewer& reviewer, const Client& agent
   EXPECT_EQ(r.approval_id(), e->added().approval_id());
 }
 
+// `request` reaches the reviewer (as the next request, for exactly that argv); denied, it
+// comes back as DENIED_BY_REVIEWER.
+inline void expect_asked_then_denied(Reviewer& reviewer, const Client& agent, const v1::ExecCommandRequest& request) {
+  auto call = exec_async(agent, request);
+  auto asked = reviewer.added();
+  EXPECT_TRUE(std::equal(asked.argv().begin(), asked.argv().end(), request.argv().begin(), request.argv().end()))
+      << asked.DebugString();
+  ASSERT_TRUE(reviewer.resolve(asked.approval_id(), v1::DENIED).ok());
+  ASSERT_TRUE(call->wait());
+  EXPECT_EQ(call->response().rejection().reason(), v1::Rejection::DENIED_BY_REVIEWER);
+}
+
 }  // namespace codexd::testing::approvals
