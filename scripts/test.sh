@@ -19,6 +19,16 @@ for tmp in /tmp "${TMPDIR:-/tmp}"; do
               exit 1 ;;
   esac
 done
+# The system-mode and isolation tests run clients as other users (nobody, created test users):
+# they must be able to reach the built binaries.
+dir=$(pwd -P)
+while [ "$dir" != / ]; do
+  if [ "$(( 0$(stat -c %a "$dir") & 1 ))" = 0 ]; then
+    echo "test.sh: $dir is not searchable by other users (mode $(stat -c %a "$dir")); the tests run clients as other uids, so clone the repository where every user can reach it (e.g. /opt/src/codexd), or chmod o+x $dir" >&2
+    exit 1
+  fi
+  dir=$(dirname "$dir")
+done
 step() { printf '\n==== %s (%ds)\n' "$1" $(( $(date +%s) - start )); }
 
 step "dependencies"
