@@ -15,7 +15,7 @@ start=$(date +%s)
 for tmp in /tmp "${TMPDIR:-/tmp}"; do
   tmp=$(realpath -m "$tmp")
   case "$(pwd -P)/" in
-    "$tmp"/*) echo "test.sh: the checkout $(pwd -P) is under $tmp, a default writable root of the sandbox; clone it elsewhere (e.g. ~/codexd)" >&2
+    "$tmp"/*) echo "test.sh: the checkout $(pwd -P) is under $tmp, a default writable root of the sandbox; clone it elsewhere (e.g. /opt/src/codexd)" >&2
               exit 1 ;;
   esac
 done

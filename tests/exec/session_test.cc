@@ -201,11 +201,12 @@ TEST_F(SessionTest, OutputOverTheBudgetIsTruncatedInCodexFormat) {
 
 TEST_F(SessionTest, SixtyFivethSessionPrunesTheOldestAndKillsIt) {
   // Start 64 sessions, one after the other so that their last_used order is known.
+  // Their answers arrive after the yield, possibly after this test body: owned by the callbacks.
   std::vector<int> ids;
+  auto answers = std::make_shared<std::vector<std::optional<Result<UnifiedOutcome>>>>(64);
   for (int i = 0; i < 64; ++i) {
-    std::optional<Result<UnifiedOutcome>> got;
     auto ticket = engine.exec(meta(), shell("sleep 300"), Clock::now(), 250, 100,
-                              [&](Result<UnifiedOutcome> r) { got = std::move(r); });
+                              [answers, i](Result<UnifiedOutcome> r) { (*answers)[i] = std::move(r); });
     ASSERT_TRUE(ticket.has_value());
     ids.push_back(ticket->session_id);
   }

@@ -4,6 +4,8 @@
 # Usage: tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS
 set -euo pipefail
 BUILD_DIR=${1:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
+mkdir -p "$BUILD_DIR"
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd)  # absolute: the fuzzers run from inside it
 SECONDS_TOTAL=${2:?usage: run_fuzzers.sh BUILD_DIR SECONDS}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TARGETS=(fuzz_starlark_parse fuzz_starlark_eval fuzz_rules_load fuzz_shell_split)
@@ -18,6 +20,7 @@ mkdir -p "$SEEDS/rules" "$SEEDS/shell"
 cp "$ROOT"/policies/default.rules "$SEEDS/rules/"
 find "$ROOT/tests/conformance/execpolicy/rules" -name '*.rules' -exec cp {} "$SEEDS/rules/" \;
 i=0
+# shellcheck disable=SC2016 # the seeds are shell text, not expansions
 for s in 'ls -la && git status' "echo 'a b' | wc -l; pwd" 'rg -g"*.py" x || true' 'gh run view 1 > /tmp/log && echo saved' \
          'FOO=1 make 2>&1 # c' 'echo $(id) `x` ${y}' 'cat <<EOF
 x
