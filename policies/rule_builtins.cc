@@ -82,9 +82,14 @@ std::vector<PatternToken> parse_pattern(const Value& pattern) {
   return out;
 }
 
+// The rule builtins take every parameter by position or by name.
+constexpr auto kEither = starlark::Pass::kEither;
+
 Value prefix_rule(FileDeclarations* out, Evaluator& ev, CallArgs& args) {
   auto a = starlark::bind_args("prefix_rule", args,
-                               {{"pattern", true}, {"decision"}, {"match"}, {"not_match"}, {"justification"}, {"canonical_matching"}});
+                               {{"pattern", true, kEither}, {"decision", false, kEither}, {"match", false, kEither},
+                                {"not_match", false, kEither}, {"justification", false, kEither},
+                                {"canonical_matching", false, kEither}});
   require_type(a[0], "pattern", Type::kList, "list");
   require_type(a[1], "decision", Type::kString, "str");
   require_type(a[2], "match", Type::kList, "list");
@@ -129,7 +134,7 @@ bool is_bare_name(const std::string& name) {
 }
 
 Value host_executable(FileDeclarations* out, Evaluator&, CallArgs& args) {
-  auto a = starlark::bind_args("host_executable", args, {{"name", true}, {"paths", true}});
+  auto a = starlark::bind_args("host_executable", args, {{"name", true, kEither}, {"paths", true, kEither}});
   require_type(a[0], "name", Type::kString, "str");
   require_type(a[1], "paths", Type::kList, "list");
   const std::string& name = starlark::str_of(*a[0]);
@@ -152,7 +157,8 @@ Value host_executable(FileDeclarations* out, Evaluator&, CallArgs& args) {
 }
 
 Value network_rule(FileDeclarations* out, Evaluator&, CallArgs& args) {
-  auto a = starlark::bind_args("network_rule", args, {{"host", true}, {"protocol", true}, {"decision", true}, {"justification"}});
+  auto a = starlark::bind_args("network_rule", args, {{"host", true, kEither}, {"protocol", true, kEither}, {"decision", true, kEither},
+                                                      {"justification", false, kEither}});
   require_type(a[0], "host", Type::kString, "str");
   require_type(a[1], "protocol", Type::kString, "str");
   require_type(a[2], "decision", Type::kString, "str");

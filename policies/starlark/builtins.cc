@@ -68,9 +68,9 @@ Value min_max(Evaluator& ev, CallArgs& args, bool is_max) {
   std::vector<Value> rest;
   bind_args(name, args, {}, &rest);
   std::vector<Value> items = rest.size() == 1 ? collect_items(ev, rest[0]) : rest;
-  if (rest.empty()) throw NativeError{std::string("Missing parameter `args` for call to `") + name + "`"};
   if (items.empty()) {
-    throw NativeError{std::string("Argument is an empty iterable, ") + name + "() expect a non empty iterable"};
+    // Codex's message names max() for min() too.
+    throw NativeError{"Argument is an empty iterable, max() expect a non empty iterable"};
   }
   auto key_of = [&](const Value& v) {
     if (!has_key) return v;
@@ -199,7 +199,7 @@ std::vector<std::pair<std::string, Value>> standard_globals(Heap& heap) {
     return ev.heap().list(std::move(names));
   });
   add("enumerate", [](Evaluator& ev, CallArgs& args) {
-    auto a = bind_args("enumerate", args, {{"it", true}, {"start"}});
+    auto a = bind_args("enumerate", args, {{"it", true}, {"start", false, Pass::kEither}});
     int64_t start = a[1] ? expect_int(a[1], "start") : 0;
     std::vector<Value> out;
     for (const Value& v : collect_items(ev, *a[0])) {
@@ -276,7 +276,7 @@ std::vector<std::pair<std::string, Value>> standard_globals(Heap& heap) {
     return Value::integer(h);
   });
   add("int", [](Evaluator&, CallArgs& args) {
-    auto a = bind_args("int", args, {{"a"}, {"base"}});
+    auto a = bind_args("int", args, {{"a"}, {"base", false, Pass::kEither}});
     if (!a[0]) return Value::integer(0);
     const Value& v = *a[0];
     if (v.is(Type::kString)) {
@@ -350,7 +350,7 @@ std::vector<std::pair<std::string, Value>> standard_globals(Heap& heap) {
     return ev.heap().list(std::move(items));
   });
   add("sorted", [](Evaluator& ev, CallArgs& args) {
-    auto a = bind_args("sorted", args, {{"x", true}, {"key"}, {"reverse"}});
+    auto a = bind_args("sorted", args, {{"x", true}, {"key", false, Pass::kNamed}, {"reverse", false, Pass::kNamed}});
     std::vector<Value> items = collect_items(ev, *a[0]);
     std::vector<Value> keys = items;
     if (a[1] && !a[1]->is(Type::kNone)) {

@@ -594,7 +594,7 @@ const std::map<std::string, Method>& dict_methods() {
          return ev.heap().list(std::move(items));
        }},
       {"pop", [](Evaluator& ev, Value self, CallArgs& args) {
-         auto a = bind_args("pop", args, {{"key", true}, {"default"}});
+         auto a = bind_args("pop", args, {{"key", true}, {"default", false, Pass::kEither}});
          DictObj* d = dict_of(self);
          check_mutable(*d);
          ev.charge_steps(d->entries.size());
@@ -624,7 +624,9 @@ const std::map<std::string, Method>& dict_methods() {
          return v;
        }},
       {"update", [](Evaluator& ev, Value self, CallArgs& args) {
-         std::vector<Value> rest;
+         // update(pairs, /, **kwargs): the named arguments are entries too.
+         std::vector<std::pair<std::string, Value>> named = std::move(args.named);
+         args.named.clear();
          auto a = bind_args("update", args, {{"pairs"}});
          DictObj* d = dict_of(self);
          check_mutable(*d);
@@ -639,7 +641,7 @@ const std::map<std::string, Method>& dict_methods() {
              }
            }
          }
-         (void)rest;
+         for (auto& [name, value] : named) dict_set(ev.heap(), *d, ev.heap().string(name), value);
          return Value::none();
        }},
       {"values", [](Evaluator& ev, Value self, CallArgs& args) {

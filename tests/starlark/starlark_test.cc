@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policies/starlark/module.h"
@@ -117,6 +118,117 @@ out(l)
 )");
   ASSERT_TRUE(r.result.ok) << r.result.error.located_message();
   EXPECT_EQ(r.out, (std::vector<std::string>{"[1, 2, (), {}]", "[1, 3, (4,), {\"k\": 5}]", "12", "10", "6", "[1, 2]"}));
+}
+
+// Values and messages below were produced by Codex 0.169.0 itself
+// (`codex execpolicy check` on `fail(repr(EXPR))` / `x = EXPR`), so these tables pin our
+// evaluator to the real one.
+TEST(StarlarkEval, BuiltinsAndMethodsMatchCodex) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"\"Hello\".lower() + \"x\".upper()", "\"helloX\""},
+      {"\"  pad  \".strip() + \"|\" + \"xxaxx\".lstrip(\"x\") + \"|\" + \"xxaxx\".rstrip(\"x\")", "\"pad|axx|xxa\""},
+      {"\"a,b,,c\".split(\",\")", "[\"a\", \"b\", \"\", \"c\"]"},
+      {"\"a,b,c\".split(\",\", 1)", "[\"a\", \"b,c\"]"},
+      {"\"a,b,c\".rsplit(\",\", 1)", "[\"a,b\", \"c\"]"},
+      {"\"line1\\nline2\\r\\nline3\".splitlines()", "[\"line1\", \"line2\", \"line3\"]"},
+      {"\"hello\".replace(\"l\", \"L\", 1)", "\"heLlo\""},
+      {"\"hello\".find(\"l\")", "2"},
+      {"\"hello\".rfind(\"l\")", "3"},
+      {"\"hello\".index(\"e\")", "1"},
+      {"\"hello\".count(\"l\")", "2"},
+      {"\"hello\".startswith((\"x\", \"he\"))", "True"},
+      {"\"hello\".endswith(\"lo\")", "True"},
+      {"\"abc\".isalpha()", "True"},
+      {"\"a1\".isalnum()", "True"},
+      {"\"123\".isdigit()", "True"},
+      {"\"Hello World\".title()", "\"Hello World\""},
+      {"\"hello\".capitalize()", "\"Hello\""},
+      {"\"a-b-c\".partition(\"-\")", "(\"a\", \"-\", \"b-c\")"},
+      {"\"a-b-c\".rpartition(\"-\")", "(\"a-b\", \"-\", \"c\")"},
+      {"\"%x %o %e\" % (255, 8, 1.5)", "\"ff 10 1.500000e+00\""},
+      {"\"{0}{1}{0}\".format(\"a\", \"b\")", "\"aba\""},
+      {"\"x\".join([\"1\", \"2\", \"3\"])", "\"1x2x3\""},
+      {"[1, 2, 3, 4, 5][::2]", "[1, 3, 5]"},
+      {"[1, 2, 3, 4, 5][-2:]", "[4, 5]"},
+      {"\"hello\"[::-1]", "\"olleh\""},
+      {"(1, 2) + (3,)", "(1, 2, 3)"},
+      {"[0] * 3", "[0, 0, 0]"},
+      {"sorted({\"b\": 1, \"a\": 2}.items())", "[(\"a\", 2), (\"b\", 1)]"},
+      {"{\"a\": 1, \"b\": 2}.keys()", "[\"a\", \"b\"]"},
+      {"{\"a\": 1} | {\"b\": 2}", "{\"a\": 1, \"b\": 2}"},
+      {"dict([(\"a\", 1)], b=2)", "{\"a\": 1, \"b\": 2}"},
+      {"list(enumerate([\"x\", \"y\"]))", "[(0, \"x\"), (1, \"y\")]"},
+      {"list(zip([1, 2], [\"a\", \"b\"]))", "[(1, \"a\"), (2, \"b\")]"},
+      {"list(reversed([1, 2, 3]))", "[3, 2, 1]"},
+      {"min([3, 1, 2]) + max(3, 7)", "8"},
+      {"repr([1, \"a\", None, True, (1,)])", "\"[1, \\\"a\\\", None, True, (1,)]\""},
+      {"sorted([\"b\", \"A\", \"a\"], key=lambda s: s.lower())", "[\"A\", \"a\", \"b\"]"},
+      {"\"a{}b\".format([1, 2])", "\"a[1, 2]b\""},
+      {"range(0, 10, 3)", "range(0, 10, 3)"},
+      {"list(range(10, 0, -3))", "[10, 7, 4, 1]"},
+  };
+  for (const auto& [expr, want] : cases) EXPECT_EQ(eval1("repr(" + expr + ")"), want) << expr;
+}
+
+TEST(StarlarkErrors, ArgumentErrorsMatchCodex) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"len(1, 2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"str(1, 2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"int(1, 2, 3)", "Found 1 extra positional argument(s) for call to int"},
+      {"type(1, 2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"bool(1, 2)", "Wrong number of positional arguments, expected between 0 and 1, got 2"},
+      {"list(1, 2)", "Wrong number of positional arguments, expected between 0 and 1, got 2"},
+      {"tuple(1, 2)", "Wrong number of positional arguments, expected between 0 and 1, got 2"},
+      {"dict(1, 2)", "Wrong number of positional arguments, expected between 0 and 1, got 2"},
+      {"sorted(1, 2)", "Found 1 extra positional argument(s) for call to sorted"},
+      {"range(1, 2, 3, 4)", "Wrong number of positional arguments, expected between 1 and 3, got 4"},
+      {"hasattr(1)", "Wrong number of positional arguments, expected 2, got 1"},
+      {"getattr(1)", "Wrong number of positional arguments, expected between 2 and 3, got 1"},
+      {"\"x\".upper(1)", "Wrong number of positional arguments, expected 0, got 1"},
+      {"\"x\".split(1, 2, 3)", "Wrong number of positional arguments, expected between 0 and 2, got 3"},
+      {"any(1, 2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"min()", "Argument is an empty iterable, max() expect a non empty iterable"},
+      {"enumerate(1, 2, 3)", "Found 1 extra positional argument(s) for call to enumerate"},
+      {"zip(x=1)", "Found `x` extra named parameter(s) for call to zip"},
+      {"reversed(1, 2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"abs(1, 2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"hash(1, 2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"dir(1, 2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"repr()", "Wrong number of positional arguments, expected 1, got 0"},
+      {"len()", "Wrong number of positional arguments, expected 1, got 0"},
+      {"[].append(1, 2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"{}.get()", "Wrong number of positional arguments, expected between 1 and 2, got 0"},
+      {"str(x=1)", "Found `x` extra named parameter(s) for call to function"},
+      {"len(x=1)", "Found `x` extra named parameter(s) for call to function"},
+      {"type(x=[])", "Found `x` extra named parameter(s) for call to function"},
+      {"int(x=1)", "Found `x` extra named parameter(s) for call to int"},
+      {"enumerate()", "Missing positional-only parameter `it` for call to `enumerate`"},
+      {"sorted([1], 2)", "Found 1 extra positional argument(s) for call to sorted"},
+      {"sorted()", "Missing positional-only parameter `x` for call to `sorted`"},
+      {"\"a,b\".split(sep=\",\")", "Found `sep` extra named parameter(s) for call to function"},
+      {"getattr(\"x\",\"upper\",1,2)", "Wrong number of positional arguments, expected between 2 and 3, got 4"},
+      {"{}.update(1,2)", "Wrong number of positional arguments, expected between 0 and 1, got 2"},
+      {"\"a\".replace(\"a\")", "Wrong number of positional arguments, expected between 2 and 3, got 1"},
+      {"max()", "Argument is an empty iterable, max() expect a non empty iterable"},
+      {"min([])", "Argument is an empty iterable, max() expect a non empty iterable"},
+      {"chr(1,2)", "Wrong number of positional arguments, expected 1, got 2"},
+      {"ord()", "Wrong number of positional arguments, expected 1, got 0"},
+      {"float(1,2)", "Wrong number of positional arguments, expected between 0 and 1, got 2"},
+      {"str()", "Wrong number of positional arguments, expected 1, got 0"},
+      {"range()", "Wrong number of positional arguments, expected between 1 and 3, got 0"},
+      {"len(1, x=2)", "Found `x` extra named parameter(s) for call to function"},
+      {"\"ab\".splitlines(True, 1)", "Wrong number of positional arguments, expected between 0 and 1, got 2"},
+      {"[1].insert(1)", "Wrong number of positional arguments, expected 2, got 1"},
+      {"{}.pop()", "Missing positional-only parameter `key` for call to `pop`"},
+      {"hasattr(x=1)", "Found `x` extra named parameter(s) for call to function"},
+      {"bool(x=1)", "Found `x` extra named parameter(s) for call to function"},
+      {"[1].pop(1, 2)", "Wrong number of positional arguments, expected between 0 and 1, got 2"},
+      {"{}.setdefault()", "Wrong number of positional arguments, expected between 1 and 2, got 0"},
+      {"\"x\".startswith()", "Wrong number of positional arguments, expected between 1 and 3, got 0"},
+      {"\"x\".join()", "Wrong number of positional arguments, expected 1, got 0"},
+      {"\"x\".count()", "Wrong number of positional arguments, expected between 1 and 3, got 0"},
+  };
+  for (const auto& [expr, want] : cases) EXPECT_EQ(error_of("x = " + expr + "\n"), want) << expr;
 }
 
 TEST(StarlarkResolve, UnknownNamesAreStatic) {
