@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/integration/daemon_fixture.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
 #include "tests/integration/process_probe.h"
@@ -88,20 +89,7 @@ std::string seq_output(int n) {
   return out;
 }
 
-class AttachTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
-    stub_ = v1::Exec::NewStub(daemon_.channel());
-  }
-  void TearDown() override {
-    stub_.reset();  // an open connection would hold the daemon's shutdown for its 2 s grace
-    EXPECT_EQ(daemon_.stop(), 0);
-  }
-
-  TestDaemon daemon_{unsandboxed()};
-  std::unique_ptr<v1::Exec::Stub> stub_;
-};
+class AttachTest : public UnsandboxedDaemonTest {};
 
 TEST_F(AttachTest, WatchersReplayFromAnOffsetSeeTheSameBytesAndLeavePollItsOutput) {
   Fifo one(daemon_.workspace(), "one"), two(daemon_.workspace(), "two");

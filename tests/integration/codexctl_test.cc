@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "tests/integration/daemon_fixture.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
 #include "tests/integration/process_probe.h"
@@ -18,17 +19,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
-class CodexctlTest : public ::testing::Test {
+class CodexctlTest : public UnsandboxedDaemonTest {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
-    stub_ = v1::Exec::NewStub(daemon_.channel());
-  }
-  void TearDown() override {
-    stub_.reset();  // an open connection would hold the daemon's shutdown for its 2 s grace
-    EXPECT_EQ(daemon_.stop(), 0);
-  }
-
   ProcessResult ctl(const std::vector<std::string>& args, const std::string& stdin_data = "") {
     return daemon_.codexctl(args, stdin_data);
   }
@@ -47,8 +39,6 @@ class CodexctlTest : public ::testing::Test {
     return static_cast<int>(id.value_or(0));
   }
 
-  TestDaemon daemon_{unsandboxed()};
-  std::unique_ptr<v1::Exec::Stub> stub_;
   std::string detached_out_;
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "tests/integration/daemon_fixture.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
 #include "tests/integration/process_probe.h"
@@ -15,20 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class ExecSessionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
-    stub_ = v1::Exec::NewStub(daemon_.channel());
-  }
-  void TearDown() override {
-    stub_.reset();  // an open connection would hold the daemon's shutdown for its 2 s grace
-    EXPECT_EQ(daemon_.stop(), 0) << daemon_.daemon_log();
-  }
-
-  TestDaemon daemon_{unsandboxed()};
-  std::unique_ptr<v1::Exec::Stub> stub_;
-};
+class ExecSessionTest : public UnsandboxedDaemonTest {};
 
 TEST_F(ExecSessionTest, InlineExitReportsTheCodeWithoutASessionInCodexFormat) {
   auto call = exec_command(*stub_, argv_request(daemon_, {"/bin/sh", "-c", "printf 'hello\\n'; exit 3"}));

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <future>
 
+#include "tests/integration/daemon_fixture.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
 #include "tests/integration/process_probe.h"
@@ -28,17 +29,8 @@ std::string codex_classic_text(const v1::RunCommandResponse& r, const std::strin
          " seconds\nOutput:\n" + body;
 }
 
-class RunCommandTest : public ::testing::Test {
+class RunCommandTest : public UnsandboxedDaemonTest {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
-    stub_ = v1::Exec::NewStub(daemon_.channel());
-  }
-  void TearDown() override {
-    stub_.reset();  // an open connection would hold the daemon's shutdown for its 2 s grace
-    EXPECT_EQ(daemon_.stop(), 0);
-  }
-
   v1::RunCommandRequest request(const std::string& script, std::optional<uint32_t> timeout_ms = std::nullopt) {
     v1::RunCommandRequest r;
     r.add_argv("/bin/bash");
@@ -49,8 +41,6 @@ class RunCommandTest : public ::testing::Test {
     return r;
   }
 
-  TestDaemon daemon_{unsandboxed()};
-  std::unique_ptr<v1::Exec::Stub> stub_;
 };
 
 TEST_F(RunCommandTest, StdoutAndStderrAreKeptApart) {
