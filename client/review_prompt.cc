@@ -5,18 +5,10 @@
 
 #include <cctype>
 
+#include "base/shell_quote.h"
+
 namespace codexd::client {
 namespace {
-
-std::string join(const google::protobuf::RepeatedPtrField<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out += ' ';
-    bool plain = !p.empty() && p.find_first_of(" \t\n'\"\\$`") == std::string::npos;
-    out += plain ? p : "'" + p + "'";
-  }
-  return out;
-}
 
 const char* reason_kind(v1::ApprovalReason::Kind kind) {
   switch (kind) {
@@ -44,19 +36,21 @@ std::string describe_approval(const v1::ApprovalRequest& r) {
   out += "approval " + r.approval_id() + " (uid " + std::to_string(r.requester_uid());
   if (!r.agent_id().empty()) out += ", agent " + r.agent_id();
   out += ")\n";
-  out += "  command: " + (r.cmd().empty() ? join(r.argv()) : r.cmd()) + "\n";
+  // Always the argv, quoted: a raw script string could hold terminal escapes or look like
+  // another command.
+  out += "  command: " + shell_join_range(r.argv()) + "\n";
   out += "  in:      " + r.workdir() + "\n";
   out += "  why:     " + std::string(reason_kind(r.reason().kind()));
   if (!r.reason().message().empty()) out += " (" + r.reason().message() + ")";
   out += "\n";
   if (!r.reason().justification().empty()) out += "  note:    " + r.reason().justification() + "\n";
   for (const auto& m : r.matched_rules()) {
-    out += "  rule:    " + join(m.matched_prefix()) + " -> " + v1::Decision_Name(m.decision());
+    out += "  rule:    " + shell_join_range(m.matched_prefix()) + " -> " + v1::Decision_Name(m.decision());
     if (m.heuristic()) out += " (heuristic)";
     if (!m.justification().empty()) out += ": " + m.justification();
     out += "\n";
   }
-  if (!r.proposed_amendment().empty()) out += "  remember: prefix_rule(" + join(r.proposed_amendment()) + ") -> allow\n";
+  if (!r.proposed_amendment().empty()) out += "  remember: prefix_rule(" + shell_join_range(r.proposed_amendment()) + ") -> allow\n";
   const auto& sb = r.sandbox();
   out += "  sandbox: " + std::string(sb.backend() == v1::SANDBOX_NONE ? "NONE" : v1::SandboxBackend_Name(sb.backend()));
   if (!sb.mode().empty()) out += " " + sb.mode();

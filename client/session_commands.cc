@@ -7,20 +7,12 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "client/commands.h"
+#include "base/shell_quote.h"
 #include "client/session_stream.h"
 #include "codexd/v1/exec.grpc.pb.h"
 
 namespace codexd::client {
 namespace {
-
-std::string join_argv(const google::protobuf::RepeatedPtrField<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    if (!out.empty()) out += ' ';
-    out += a.find_first_of(" \t\n'\"") == std::string::npos && !a.empty() ? a : "'" + a + "'";
-  }
-  return out;
-}
 
 std::string age(int64_t unix_ms) {
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -95,7 +87,7 @@ int run_sessions(const ClientOptions& options, bool all_users) {
   for (const auto& s : response.sessions()) {
     std::string state = s.running() ? (s.tty() ? "running*" : "running") : "exited(" + std::to_string(s.exit_code()) + ")";
     std::printf("%-7d %-8d %-9s %-6u %-12.12s %-5s %s\n", s.session_id(), s.pid(), state.c_str(), s.owner_uid(),
-                s.agent_id().c_str(), age(s.started_at_unix_ms()).c_str(), join_argv(s.argv()).c_str());
+                s.agent_id().c_str(), age(s.started_at_unix_ms()).c_str(), shell_join_range(s.argv()).c_str());
   }
   return 0;
 }

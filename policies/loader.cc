@@ -58,7 +58,7 @@ bool read_file(const std::string& path, std::string* text, std::string* error) {
     text->append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  if (!starlark::is_valid_utf8(*text)) {
+  if (!is_valid_utf8(*text)) {
     *error = "stream did not contain valid UTF-8";
     return false;
   }
@@ -170,7 +170,7 @@ LoadResult load_policy_files(const std::vector<std::string>& paths, const LoadOp
 
 LoadResult load_policy_text(const std::string& path, const std::string& text, const LoadOptions& options) {
   Loader loader(options);
-  if (!starlark::is_valid_utf8(text)) {
+  if (!is_valid_utf8(text)) {
     loader.errors.push_back(make_error(path, "failed to read policy at", path + ": stream did not contain valid UTF-8",
                                        "stream did not contain valid UTF-8"));
   } else {

@@ -145,7 +145,7 @@ Value host_executable(FileDeclarations* out, Evaluator&, CallArgs& args) {
     if (!p.is(Type::kString)) fail("invalid rule: host_executable paths must be strings (got " + starlark::type_name(p) + ")");
     const std::string& raw = starlark::str_of(p);
     if (raw.empty() || raw[0] != '/') fail("invalid rule: host_executable paths must be absolute (got " + raw + ")");
-    std::string normalized = normalize_absolute(raw);
+    std::string normalized = normalize_lexically(raw);
     auto base = path_basename(normalized);
     if (!base || *base != name) {
       fail("invalid rule: host_executable path `" + raw + "` must have basename `" + name + "`");

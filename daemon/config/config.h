@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "daemon/exec/environment.h"
-#include "platform/base/status.h"
+#include "base/status.h"
 #include "platform/sandbox/sandbox.h"
 
 namespace codexd::config {

@@ -4,7 +4,7 @@
 
 #include "daemon/exec/result_text.h"
 #include "daemon/exec/truncation.h"
-#include "daemon/exec/utf8.h"
+#include "base/utf8.h"
 #include "daemon/exec/yield_clamps.h"
 
 namespace codexd::exec {

@@ -15,7 +15,7 @@
 #include "daemon/exec/launch_spec.h"
 #include "daemon/exec/process_store.h"
 #include "daemon/exec/session.h"
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::exec {
 

@@ -13,7 +13,7 @@
 
 #include "daemon/exec/launch_spec.h"
 #include "daemon/exec/session.h"
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::exec {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "daemon/exec/session.h"
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::exec {
 

@@ -26,7 +26,7 @@
 
 #include "daemon/exec/head_tail_buffer.h"
 #include "daemon/exec/output_ring.h"
-#include "platform/base/status.h"
+#include "base/status.h"
 #include "platform/posix/spawn.h"
 
 namespace codexd::exec {

@@ -1,6 +1,6 @@
 #include "daemon/exec/truncation.h"
 
-#include "daemon/exec/utf8.h"
+#include "base/utf8.h"
 
 namespace codexd::exec {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "daemon/orchestrator/approval_types.h"
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::orchestrator {
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace spdlog {
 class logger;

@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "daemon/exec/truncation.h"
-#include "daemon/exec/utf8.h"
+#include "base/utf8.h"
 #include "daemon/exec/result_text.h"
 
 namespace codexd::orchestrator {

@@ -1,5 +1,7 @@
 #include "daemon/orchestrator/exec_plan.h"
 
+#include "base/shell_quote.h"
+
 #include <sstream>
 
 namespace codexd::orchestrator {
@@ -15,7 +17,7 @@ std::string requirement_name(const policy::ExecRequirement& requirement) {
 
 std::string describe_plan(const ExecPlan& plan) {
   std::ostringstream out;
-  out << "command:     " << shlex_join(plan.request.argv) << "\n";
+  out << "command:     " << shell_join(plan.request.argv) << "\n";
   out << "workdir:     " << plan.request.workdir << "\n";
   out << "run as:      uid " << plan.run_as.uid << " gid " << plan.run_as.gid << "\n";
   out << "policy:      " << requirement_name(plan.requirement) << " under " << plan.approval_policy;
@@ -35,7 +37,7 @@ std::string describe_plan(const ExecPlan& plan) {
   if (plan.escalation_downgraded) out << " [escalation downgraded: denied-read paths keep the sandbox]";
   out << "\n";
   for (const auto& r : plan.sandbox_rules) out << "  " << r << "\n";
-  out << "launch:      " << shlex_join(plan.launch.argv) << "\n";
+  out << "launch:      " << shell_join(plan.launch.argv) << "\n";
   out << "environment: " << plan.launch.env.size() << " variables\n";
   return out.str();
 }

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "base/shell_quote.h"
+
 namespace codexd::orchestrator {
 
 const char* rejection_reason_name(Rejection::Reason reason) {
@@ -19,33 +21,8 @@ const char* rejection_reason_name(Rejection::Reason reason) {
   return "unknown";
 }
 
-std::string shlex_join(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& arg : argv) {
-    if (!out.empty()) out += ' ';
-    bool plain = !arg.empty();
-    for (char c : arg) {
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_").find(c) != std::string_view::npos)) {
-        plain = false;
-        break;
-      }
-    }
-    if (plain) {
-      out += arg;
-      continue;
-    }
-    out += '\'';
-    for (char c : arg) {
-      if (c == '\'') out += "'\"'\"'";
-      else out += c;
-    }
-    out += '\'';
-  }
-  return out;
-}
-
 std::string rejection_model_text(const ExecRequest& request, const Rejection& rejection) {
-  const std::string what = request.script ? *request.script : shlex_join(request.argv);
+  const std::string what = request.script ? *request.script : shell_join(request.argv);
   const std::string tool = request.tool == Tool::kUnifiedExec ? "exec_command" : "shell_command";
   switch (rejection.reason) {
     case Rejection::Reason::kForbiddenByPolicy:

@@ -67,7 +67,5 @@ const char* rejection_reason_name(Rejection::Reason reason);
 // The text an agent hands to its model for a rejection (each reason reads differently).
 std::string rejection_model_text(const ExecRequest& request, const Rejection& rejection);
 
-// Shell-like quoting of argv for messages ("exec_command failed for `ls -la 'a b'`").
-std::string shlex_join(const std::vector<std::string>& argv);
 
 }  // namespace codexd::orchestrator

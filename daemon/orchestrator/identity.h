@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 #include "platform/posix/spawn.h"
 
 namespace codexd::orchestrator {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "daemon/config/config.h"
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::server {
 

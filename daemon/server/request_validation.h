@@ -6,7 +6,7 @@
 #include "codexd/v1/policy.pb.h"
 #include "daemon/config/config.h"
 #include "daemon/orchestrator/exec_request.h"
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::server {
 

@@ -4,7 +4,7 @@
 #include "daemon/exec/one_shot.h"
 #include "daemon/exec/result_text.h"
 #include "daemon/exec/truncation.h"
-#include "daemon/exec/utf8.h"
+#include "base/utf8.h"
 #include "daemon/orchestrator/identity.h"
 #include "daemon/server/core_reactors.h"
 #include "daemon/server/proto_convert.h"

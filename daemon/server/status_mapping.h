@@ -3,7 +3,7 @@
 
 #include <grpcpp/support/status.h>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::server {
 

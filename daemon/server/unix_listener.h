@@ -10,9 +10,9 @@
 #include <string>
 #include <thread>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 #include "platform/posix/peer_cred.h"
-#include "platform/posix/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace codexd::server {
 

@@ -10,7 +10,7 @@
 
 #include <cerrno>
 
-#include "platform/linux/scoped_fd.h"
+#include "base/unique_fd.h"
 
 namespace codexd::sandbox::linux_backend {
 namespace {
@@ -50,8 +50,8 @@ Result<BoundedRunResult> run_bounded(const std::vector<std::string>& argv,
   if (argv.empty()) return InvalidArgument("empty argv");
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return ErrnoStatus("pipe2", errno);
-  ScopedFd read_end(pipe_fds[0]);
-  ScopedFd write_end(pipe_fds[1]);
+  UniqueFd read_end(pipe_fds[0]);
+  UniqueFd write_end(pipe_fds[1]);
 
   SpawnAttrs spawn;
   posix_spawn_file_actions_addopen(&spawn.actions, 0, "/dev/null", O_RDONLY, 0);
@@ -81,7 +81,7 @@ Result<BoundedRunResult> run_bounded(const std::vector<std::string>& argv,
   if (rc != 0) return ErrnoStatus("posix_spawn " + argv[0], rc);
   write_end.reset();
 
-  ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   BoundedRunResult result;
   bool exited = false;
   bool eof = false;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 #include "platform/sandbox/sandbox.h"
 
 namespace codexd::sandbox::linux_backend {

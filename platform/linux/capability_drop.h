@@ -4,7 +4,7 @@
 // has no capabilities, so the privileged steps are skipped rather than failing.
 #pragma once
 
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::sandbox::linux_backend {
 

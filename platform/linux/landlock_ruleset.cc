@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "platform/linux/landlock_sys.h"
-#include "platform/linux/scoped_fd.h"
+#include "base/unique_fd.h"
 #include "platform/sandbox/path_utils.h"
 
 namespace codexd::sandbox::linux_backend {
@@ -128,11 +128,11 @@ Status apply_landlock(const std::vector<LandlockGrant>& grants, const HelperConf
       (!config.network && abi >= 4) ? (landlock::kNetBindTcp | landlock::kNetConnectTcp) : 0;
   uint64_t scoped =
       abi >= 6 ? (landlock::kScopeAbstractUnixSocket | landlock::kScopeSignal) : 0;
-  ScopedFd ruleset(landlock_create_ruleset_fd(handled_fs, handled_net, scoped, abi));
+  UniqueFd ruleset(landlock_create_ruleset_fd(handled_fs, handled_net, scoped, abi));
   if (!ruleset.valid()) return ErrnoStatus("landlock_create_ruleset", errno);
 
   for (const LandlockGrant& grant : grants) {
-    ScopedFd fd(::open(grant.path.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW));
+    UniqueFd fd(::open(grant.path.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW));
     if (!fd.valid()) {
       if (errno == ENOENT || errno == ELOOP) continue;  // vanished or became a symlink: grant less
       return ErrnoStatus("landlock open " + grant.path, errno);

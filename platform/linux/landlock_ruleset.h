@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 #include "platform/linux/helper_config.h"
 
 namespace codexd::sandbox::linux_backend {

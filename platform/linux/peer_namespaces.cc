@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "platform/linux/scoped_fd.h"
+#include "base/unique_fd.h"
 
 namespace codexd::sandbox::linux_backend {
 namespace {
@@ -63,7 +63,7 @@ bool socket_peer_in_same_namespaces(int socket_fd, std::string* why) {
   int raw_pidfd = -1;
   len = sizeof raw_pidfd;
   bool pinned = ::getsockopt(socket_fd, SOL_SOCKET, SO_PEERPIDFD, &raw_pidfd, &len) == 0 && raw_pidfd >= 0;
-  ScopedFd pidfd(pinned ? raw_pidfd : -1);
+  UniqueFd pidfd(pinned ? raw_pidfd : -1);
   if (!peer_in_same_namespaces(cred.pid, why)) return false;
   // The /proc lookup above went by pid; if the pinned peer is still alive, that pid was
   // still the peer's when we looked (a live process's pid cannot be reused).

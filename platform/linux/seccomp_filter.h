@@ -1,7 +1,7 @@
 // Builds and loads the libseccomp filter described by seccomp_rules().
 #pragma once
 
-#include "platform/base/status.h"
+#include "base/status.h"
 #include "platform/linux/helper_config.h"
 
 namespace codexd::sandbox::linux_backend {

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 #include "platform/macos/seatbelt_paths.h"
 #include "platform/sandbox/sandbox.h"
 

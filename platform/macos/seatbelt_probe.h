@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 #include "platform/sandbox/sandbox.h"
 
 namespace codexd::sandbox::macos_backend {

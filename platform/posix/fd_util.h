@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "platform/base/status.h"
-#include "platform/posix/unique_fd.h"
+#include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace codexd::posix {
 

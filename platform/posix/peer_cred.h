@@ -4,7 +4,7 @@
 
 #include <sys/types.h>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::posix {
 

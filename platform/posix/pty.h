@@ -1,8 +1,8 @@
 // Pseudo-terminal pairs for TTY sessions.
 #pragma once
 
-#include "platform/base/status.h"
-#include "platform/posix/unique_fd.h"
+#include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace codexd::posix {
 

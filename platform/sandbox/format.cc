@@ -2,14 +2,10 @@
 
 #include <sstream>
 
+#include "base/shell_quote.h"
+
 namespace codexd::sandbox {
 namespace {
-
-bool is_plain_word_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '/' || c == '.' || c == '_' || c == '-' || c == '=' || c == ':' || c == ',' ||
-         c == '+' || c == '@' || c == '%';
-}
 
 void append_list(std::ostringstream& out, std::string_view title,
                  const std::vector<std::string>& items) {
@@ -20,33 +16,6 @@ void append_list(std::ostringstream& out, std::string_view title,
 }
 
 }  // namespace
-
-std::string shell_quote(std::string_view word) {
-  if (!word.empty()) {
-    bool plain = true;
-    for (char c : word) plain = plain && is_plain_word_char(c);
-    if (plain) return std::string(word);
-  }
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += "'";
-  return out;
-}
-
-std::string shell_join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& word : words) {
-    if (!out.empty()) out += ' ';
-    out += shell_quote(word);
-  }
-  return out;
-}
 
 std::string format_sandbox_spec(const SandboxSpec& spec) {
   std::ostringstream out;

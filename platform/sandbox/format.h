@@ -1,5 +1,6 @@
 // Human-readable renderings for `codexd --print-sandbox-plan`, `codexctl sandbox --plan`,
-// Admin.GetStatus and startup warnings. Shell-quoted so a plan can be pasted into a shell.
+// Admin.GetStatus and startup warnings. Commands are quoted with
+// base/shell_quote.h, so a plan can be pasted into a shell.
 #pragma once
 
 #include <string>
@@ -9,10 +10,6 @@
 #include "platform/sandbox/sandbox.h"
 
 namespace codexd::sandbox {
-
-// POSIX-shell quoting of one word ('...' with embedded quotes escaped); plain words as is.
-std::string shell_quote(std::string_view word);
-std::string shell_join(const std::vector<std::string>& words);
 
 std::string format_sandbox_spec(const SandboxSpec& spec);
 std::string format_launch_plan(const LaunchPlan& plan);

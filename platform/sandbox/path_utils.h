@@ -1,5 +1,5 @@
-// Lexical path helpers shared by spec resolution and the backends. They never touch the
-// filesystem except where the name says so (canonicalize_existing).
+// Filesystem-aware path helpers for spec resolution and the backends (the purely lexical ones
+// are in base/lexical_path.h).
 #pragma once
 
 #include <optional>
@@ -7,27 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "platform/base/status.h"
+#include "base/lexical_path.h"
+#include "base/status.h"
 
 namespace codexd::sandbox {
-
-// Rejects what can never be a sandbox path: empty, relative, or holding a NUL byte.
-Status validate_absolute_path(std::string_view path, std::string_view what);
-
-// "/a//b/./c/../d/" -> "/a/b/d". Purely lexical ("..": drop the previous component).
-std::string normalize_lexically(std::string_view absolute_path);
-
-// True when `path` is `base` or lies below it (both normalized, absolute).
-bool is_same_or_under(std::string_view path, std::string_view base);
-
-// Number of components: "/" -> 0, "/a/b" -> 2. Used to order mounts by specificity.
-int path_depth(std::string_view normalized_path);
-
-// "/a/b" + "c" -> "/a/b/c"; "/" + "c" -> "/c".
-std::string join_path(std::string_view dir, std::string_view name);
-
-// Parent directory of a normalized absolute path ("/a/b" -> "/a", "/a" -> "/").
-std::string parent_path(std::string_view normalized_path);
 
 // realpath() for an existing path; nullopt when the path does not exist (any other error
 // is reported).

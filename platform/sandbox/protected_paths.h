@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::sandbox {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "platform/base/status.h"
+#include "base/status.h"
 
 namespace codexd::sandbox {
 

@@ -1,8 +1,8 @@
-#include "daemon/exec/utf8.h"
+#include "base/utf8.h"
 
 #include <gtest/gtest.h>
 
-namespace codexd::exec {
+namespace codexd {
 namespace {
 
 TEST(Utf8Lossy, ValidTextUnchanged) {
@@ -19,4 +19,4 @@ TEST(Utf8Lossy, MaximalSubpartsBecomeOneReplacementEach) {
 }
 
 }  // namespace
-}  // namespace codexd::exec
+}  // namespace codexd

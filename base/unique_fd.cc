@@ -1,4 +1,4 @@
-#include "platform/posix/unique_fd.h"
+#include "base/unique_fd.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "platform/base/status.h"
+#include "base/status.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,0 +1,108 @@
+// shell_quote/shell_join: what a reviewer is shown must be what runs. Every case is pasted
+// into a real POSIX shell (dash as /bin/sh, and bash) and must come back as the exact argv,
+// and the text itself must hold nothing that acts on a terminal.
+#include "base/shell_quote.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/utf8.h"
+
+extern char** environ;
+
+namespace codexd {
+namespace {
+
+// Runs `shell -c "printf '%s\0' <text>"` and splits what it prints at the NULs.
+std::vector<std::string> words_read_back_by(const char* shell, const std::string& text) {
+  int out[2];
+  if (::pipe(out) != 0) return {"<pipe failed>"};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::string script = "printf '%s\\0' " + text;
+  std::vector<char*> argv = {const_cast<char*>(shell), const_cast<char*>("-c"), script.data(), nullptr};
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, shell, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  std::string bytes;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof buf)) > 0) bytes.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  if (rc != 0) return {"<spawn failed>"};
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::vector<std::string> words;
+  size_t start = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] == '\0') {
+      words.push_back(bytes.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return words;
+}
+
+// Nothing a terminal would act on: valid UTF-8, no control byte but newline, no DEL.
+void expect_terminal_safe(const std::string& text) {
+  EXPECT_TRUE(is_valid_utf8(text)) << text;
+  for (unsigned char c : text) {
+    EXPECT_TRUE(c == '\n' || (c >= 0x20 && c != 0x7F)) << "raw byte " << int(c) << " in: " << text;
+  }
+  for (std::string_view bad : {"\u202E", "\u2066", "\u200B", "\xC2\x9B"}) {
+    EXPECT_EQ(text.find(bad), std::string::npos) << text;
+  }
+}
+
+const std::vector<std::vector<std::string>> kArgvCases = {
+    {"echo", "it's"},
+    {"echo", "say \"hi\""},
+    {"echo", "$HOME", "${PATH}", "$(rm -rf /)", "`id`"},
+    {"printf", "line1\nline2", "trailing\n", "\n"},
+    {"-rf", "--", "-n"},
+    {"cat", "bad\xFFutf8", "\xC0\xAF", "\xE2\x82"},
+    {"echo", "\x1B[2K\rls", "bell\a", "del\x7F", "tab\there"},
+    {"echo", "evil\u202Etxt.exe", "zero\u200Bwidth", "c1\xC2\x9B" "x"},
+    {"", "a b", "back\\slash", "semi;colon", "glob*?[x]", "tilde~", "#hash", "amp&", "pipe|", "<>"},
+    {"a'b\"c$d\ne\xFF'\x01", "'", "''", "'\n'", "é", "日本語"},
+};
+
+TEST(ShellQuote, BareWordsStayBare) {
+  EXPECT_EQ(shell_quote("/usr/bin/git"), "/usr/bin/git");
+  EXPECT_EQ(shell_quote("--flag=a,b:c@d%e+f"), "--flag=a,b:c@d%e+f");
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote("é"), "'é'");
+  EXPECT_EQ(shell_quote("\x1B"), "\"$(printf '\\033')\"");
+  EXPECT_EQ(shell_quote("a\x1B" "b"), "'a'\"$(printf '\\033')\"'b'");
+}
+
+TEST(ShellQuote, EveryArgvRoundTripsThroughDashAndBash) {
+  for (const auto& argv : kArgvCases) {
+    std::string text = shell_join(argv);
+    expect_terminal_safe(text);
+    EXPECT_EQ(words_read_back_by("/bin/sh", text), argv) << text;
+    EXPECT_EQ(words_read_back_by("/bin/bash", text), argv) << text;
+  }
+}
+
+TEST(ShellQuote, EverySingleByteRoundTrips) {
+  std::vector<std::string> argv;
+  for (int b = 1; b < 256; ++b) argv.push_back(std::string("x") + static_cast<char>(b) + "y");
+  std::string text = shell_join(argv);
+  expect_terminal_safe(text);
+  EXPECT_EQ(words_read_back_by("/bin/sh", text), argv);
+}
+
+}  // namespace
+}  // namespace codexd
