@@ -161,7 +161,7 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
     call->result.likely_sandbox_denied = likely;
     call->result.one_shot_text = exec::render_classic_exec_text(
         call->result.one_shot->exit_code, call->result.one_shot->wall_time_seconds,
-        exec::utf8_lossy(exec::one_shot_content(*call->result.one_shot)), exec::kDefaultMaxOutputTokens);
+        utf8_lossy(exec::one_shot_content(*call->result.one_shot)), exec::kDefaultMaxOutputTokens);
     attempt_finished(call, likely, call->result.one_shot->timed_out || call->result.one_shot->cancelled,
                      call->result.one_shot->signal.has_value());
   });

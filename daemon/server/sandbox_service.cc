@@ -137,7 +137,7 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
       response->set_wall_time_seconds(r->wall_time_seconds);
       response->set_likely_sandbox_denied(sandbox::is_likely_sandbox_denied(backend_kind, r->exit_code, r->aggregated));
       response->set_text(exec::render_classic_exec_text(r->exit_code, r->wall_time_seconds,
-                                                        exec::utf8_lossy(exec::one_shot_content(*r)),
+                                                        utf8_lossy(exec::one_shot_content(*r)),
                                                         exec::kDefaultMaxOutputTokens));
       slot->reactor->finish(grpc::Status::OK);
     });

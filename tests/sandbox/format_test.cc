@@ -16,14 +16,6 @@ TEST(Names, RoundTrip) {
   EXPECT_FALSE(parse_backend_preference("seatbelt").has_value());
 }
 
-TEST(Format, ShellQuoting) {
-  EXPECT_EQ(shell_quote("/usr/bin/bwrap"), "/usr/bin/bwrap");
-  EXPECT_EQ(shell_quote(""), "''");
-  EXPECT_EQ(shell_quote("a b"), "'a b'");
-  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
-  EXPECT_EQ(shell_join({"echo", "$HOME", "x;y"}), "echo '$HOME' 'x;y'");
-}
-
 TEST(Format, PlanHidesEnvironmentValuesButShowsMarkers) {
   LaunchPlan plan;
   plan.backend = Backend::kLinuxBwrap;
