@@ -10,7 +10,7 @@
 #   platform/linux|macos  base, platform/posix, platform/sandbox
 #   platform/backends     base, platform/* (the one place that picks a backend)
 #   daemon/config         base, policies, platform/sandbox, daemon/exec (value types only)
-#   daemon/exec           base, platform/posix
+#   daemon/exec           base, platform/posix, platform/sandbox (the Backend value type)
 #   daemon/orchestrator   base, policies, platform/sandbox, daemon/config, daemon/exec
 #   daemon/server         everything below it, and the generated protobuf code
 #   client/               base, policies, the generated protobuf code, client
@@ -25,7 +25,7 @@ set(_rooms
   "platform/macos|base,platform/posix,platform/sandbox"
   "platform/backends|base,platform/posix,platform/sandbox,platform/linux,platform/macos"
   "daemon/config|base,policies,platform/sandbox,daemon/exec"
-  "daemon/exec|base,platform/posix"
+  "daemon/exec|base,platform/posix,platform/sandbox"
   "daemon/orchestrator|base,policies,platform/sandbox,daemon/config,daemon/exec,platform/posix"  # TODO(issue 10): no posix calls
   "daemon/server|base,codexd,policies,platform/posix,platform/sandbox,platform/linux,platform/backends,daemon/config,daemon/exec,daemon/orchestrator"
   "client|base,codexd,policies,client"

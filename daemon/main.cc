@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/config/config.h"
+#include "daemon/exec/environment.h"
+#include "daemon/orchestrator/launch_builder.h"
 #include "daemon/orchestrator/policy_store.h"
 #include "daemon/server/daemon.h"
 #include "platform/posix/process_hardening.h"
@@ -79,30 +81,36 @@ int check_config(const config::Config& config, const std::string& default_rules,
   return errors ? 1 : 0;
 }
 
+// The launch `codexctl exec` would get for COMMAND run by this user in `workdir` (a one-shot,
+// like RunCommand), built by the same LaunchBuilder as every RPC.
 int print_sandbox_plan(const config::Config& config, std::string workdir, const std::vector<std::string>& command) {
   sandbox::SandboxManagerOptions options;
   options.preference = config.sandbox.backend;
   options.helper_path = config.sandbox.helper_path;
   auto manager = sandbox::create_sandbox_manager(options);
   std::printf("%s\n", sandbox::format_capability_report(manager->capabilities()).c_str());
-  if (workdir.empty()) workdir = std::filesystem::current_path().string();
-  sandbox::ResolveContext context;
-  context.cwd = workdir;
-  if (const char* tmp = std::getenv("TMPDIR")) context.tmpdir_env = tmp;
   std::string socket = config::socket_path(config);
-  context.masked_paths.push_back(socket.substr(0, socket.rfind('/')));
-  auto spec = sandbox::resolve_sandbox_spec(config.sandbox.policy, context);
+  orchestrator::LaunchBuilder launches({&config, manager.get(), exec::current_process_environment(),
+                                        socket.substr(0, socket.rfind('/'))});
+  orchestrator::LaunchInput input;
+  input.argv = command.empty() ? std::vector<std::string>{"/bin/true"} : command;
+  input.workdir = workdir.empty() ? std::filesystem::current_path().string() : workdir;
+  auto run_as = launches.resolve_identity(::geteuid(), input.workdir);
+  if (!run_as.ok()) {
+    std::fprintf(stderr, "codexd: %s\n", run_as.status().message().c_str());
+    return 1;
+  }
+  auto spec = launches.resolve_sandbox(launches.configured_policy(), input.workdir);
   if (!spec.ok()) {
     std::fprintf(stderr, "codexd: %s\n", spec.status().message().c_str());
     return 1;
   }
-  std::vector<std::string> env;
-  auto plan = manager->plan(*spec, sandbox::LaunchRequest{command.empty() ? std::vector<std::string>{"/bin/true"} : command, workdir, env});
-  if (!plan.ok()) {
-    std::fprintf(stderr, "codexd: no sandbox can run this: %s\n", plan.status().message().c_str());
+  auto built = launches.build(*run_as, *spec, /*confined=*/true, input);
+  if (!built.ok()) {
+    std::fprintf(stderr, "codexd: no sandbox can run this: %s\n", built.status().message().c_str());
     return 1;
   }
-  std::printf("%s\n", sandbox::format_launch_plan(*plan).c_str());
+  std::printf("%s\n", sandbox::format_launch_plan(built->plan).c_str());
   return 0;
 }
 

@@ -74,8 +74,15 @@ bool is_always_stripped(std::string_view name) {
   static constexpr std::array<std::string_view, 5> kLaunchTokens = {
       "CODEX_EXEC_SERVER_NOISE_AUTH_TOKEN", "NODE_REPL_AUTH_TOKEN", "OPENAI_FEDERATION_RULE_ID",
       "OPENAI_IDENTITY_TOKEN_FILE", "OPENAI_WORKLOAD_IDENTITY_CONTEXT"};
+  // The daemon's own service-manager handles: a command must not notify or claim sockets on
+  // codexd's behalf.
+  static constexpr std::array<std::string_view, 6> kServiceManager = {
+      "NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC"};
   for (auto token : kLaunchTokens) {
     if (equals_ci(token, name)) return true;
+  }
+  for (auto variable : kServiceManager) {
+    if (variable == name) return true;
   }
   return false;
 }

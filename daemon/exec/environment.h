@@ -39,7 +39,8 @@ struct EnvironmentInputs {
 // Builds the sorted NAME=VALUE list.
 std::vector<std::string> build_child_environment(const EnvironmentPolicy& policy, const EnvironmentInputs& inputs);
 
-// Variables removed whatever the policy says: launch tokens that must not leak (Codex's list).
+// Variables removed whatever the policy says: launch tokens that must not leak (Codex's list) and
+// the daemon's service-manager handles (NOTIFY_SOCKET, LISTEN_*, WATCHDOG_*).
 // Dynamic-loader variables (LD_PRELOAD, ...) may pass: unsandboxed they only affect the caller's
 // own process, and the sandbox launcher applies them only after the sandbox is in place.
 bool is_always_stripped(std::string_view name);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "platform/posix/spawn.h"
+#include "platform/sandbox/sandbox.h"
 
 namespace codexd::exec {
 
@@ -18,7 +19,7 @@ struct LaunchSpec {
   unsigned short rows = 24;
   unsigned short cols = 80;
   std::optional<posix::Credentials> run_as;  // system mode: the caller's identity
-  std::string sandbox = "none";    // backend name, for status and results
+  sandbox::Backend sandbox = sandbox::Backend::kNone;  // what confines it, for status and results
 };
 
 }  // namespace codexd::exec

@@ -28,6 +28,7 @@
 #include "daemon/exec/output_ring.h"
 #include "base/status.h"
 #include "platform/posix/spawn.h"
+#include "platform/sandbox/sandbox.h"
 
 namespace codexd::exec {
 
@@ -47,7 +48,7 @@ struct SessionMetadata {
   std::vector<std::string> argv;
   std::string cwd;
   bool tty = false;
-  std::string sandbox;  // backend name ("none", "linux-bwrap", ...)
+  sandbox::Backend sandbox = sandbox::Backend::kNone;
   std::chrono::system_clock::time_point started_at;
 };
 

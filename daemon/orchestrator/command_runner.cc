@@ -3,8 +3,7 @@
 #include <chrono>
 
 #include "daemon/exec/truncation.h"
-#include "base/utf8.h"
-#include "daemon/exec/result_text.h"
+#include "daemon/orchestrator/one_shot_result.h"
 
 namespace codexd::orchestrator {
 
@@ -30,7 +29,7 @@ struct CommandRunner::CallState {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   double approval_wait_ms = 0;
   bool reviewed = false;
-  std::string review = "none";
+  ReviewOutcome review = ReviewOutcome::kNotNeeded;
   std::string initial_sandbox;
   CommandResult result;
 };
@@ -151,17 +150,12 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
       return;
     }
     const auto& o = *outcome;
-    bool likely = !o.timed_out && !o.cancelled &&
-                  (sandbox::is_likely_sandbox_denied(call->plan->backend, o.exit_code, o.stderr_bytes) ||
-                   sandbox::is_likely_sandbox_denied(call->plan->backend, o.exit_code, o.stdout_bytes) ||
-                   sandbox::is_likely_sandbox_denied(call->plan->backend, o.exit_code, o.aggregated));
+    bool likely = one_shot_likely_denied(call->plan->backend, o);
     call->result = CommandResult{};
     call->result.plan = call->plan;
     call->result.one_shot = std::move(outcome).value();
     call->result.likely_sandbox_denied = likely;
-    call->result.one_shot_text = exec::render_classic_exec_text(
-        call->result.one_shot->exit_code, call->result.one_shot->wall_time_seconds,
-        utf8_lossy(exec::one_shot_content(*call->result.one_shot)), exec::kDefaultMaxOutputTokens);
+    call->result.one_shot_text = one_shot_text(*call->result.one_shot);
     attempt_finished(call, likely, call->result.one_shot->timed_out || call->result.one_shot->cancelled,
                      call->result.one_shot->signal.has_value());
   });
@@ -212,12 +206,12 @@ void CommandRunner::complete(std::shared_ptr<CallState> call, CommandResult resu
   record.turn_id = call->request.turn_id;
   record.call_id = call->request.call_id;
   const ExecPlan* plan = result.plan.get();
-  record.approval_policy = plan ? plan->approval_policy : "";
+  record.approval_policy = plan ? policy::approval_policy_name(plan->approval_policy) : "";
   record.requirement = plan && plan->assessed ? requirement_name(plan->requirement) : "none";
   record.reviewed = call->reviewed;
-  record.decision = result.rejection ? rejection_reason_name(result.rejection->reason) : call->review;
+  record.decision = result.rejection ? rejection_reason_name(result.rejection->reason) : std::string(to_string(call->review));
   record.sandbox_override = plan && plan->escalation_downgraded ? "escalation_downgraded"
-                            : plan && plan->sandbox_bypassed   ? "bypass"
+                            : plan && plan->sandbox_bypassed() ? "bypass"
                                                                : "none";
   record.initial_sandbox = call->initial_sandbox.empty() ? "none" : call->initial_sandbox;
   record.attempt = plan && plan->attempt > 1 ? "escalated" : "first";

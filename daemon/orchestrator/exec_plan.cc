@@ -6,6 +6,32 @@
 
 namespace codexd::orchestrator {
 
+std::string_view to_string(ReviewOutcome outcome) {
+  switch (outcome) {
+    case ReviewOutcome::kNotNeeded: return "none";
+    case ReviewOutcome::kDryRun: return "dry_run";
+    case ReviewOutcome::kCachedForSession: return "cached";
+    case ReviewOutcome::kApproved: return "approved";
+    case ReviewOutcome::kApprovedForSession: return "approved_for_session";
+    case ReviewOutcome::kApprovedWithAmendment: return "approved_execpolicy_amendment";
+  }
+  return "unknown";
+}
+
+bool is_approval(ReviewOutcome outcome) {
+  return outcome == ReviewOutcome::kCachedForSession || outcome == ReviewOutcome::kApproved ||
+         outcome == ReviewOutcome::kApprovedForSession || outcome == ReviewOutcome::kApprovedWithAmendment;
+}
+
+std::string_view to_string(Confinement confinement) {
+  switch (confinement) {
+    case Confinement::kSandboxed: return "sandboxed";
+    case Confinement::kBypassed: return "bypassed";
+    case Confinement::kFullAccess: return "full_access";
+  }
+  return "unknown";
+}
+
 std::string requirement_name(const policy::ExecRequirement& requirement) {
   switch (requirement.kind) {
     case policy::ExecRequirement::Kind::kSkip: return requirement.bypass_sandbox ? "skip_bypass_sandbox" : "skip";
@@ -20,7 +46,7 @@ std::string describe_plan(const ExecPlan& plan) {
   out << "command:     " << shell_join(plan.request.argv) << "\n";
   out << "workdir:     " << plan.request.workdir << "\n";
   out << "run as:      uid " << plan.run_as.uid << " gid " << plan.run_as.gid << "\n";
-  out << "policy:      " << requirement_name(plan.requirement) << " under " << plan.approval_policy;
+  out << "policy:      " << requirement_name(plan.requirement) << " under " << policy::approval_policy_name(plan.approval_policy);
   if (!plan.requirement.reason.empty()) out << " (" << plan.requirement.reason << ")";
   out << "\n";
   for (const auto& m : plan.requirement.matched_rules) {
@@ -31,9 +57,9 @@ std::string describe_plan(const ExecPlan& plan) {
     if (!m.source.empty()) out << " at " << m.source;
     out << "\n";
   }
-  out << "approval:    " << plan.review << "\n";
+  out << "approval:    " << to_string(plan.review) << "\n";
   out << "sandbox:     " << sandbox::to_string(plan.backend) << " (" << sandbox::to_string(plan.sandbox_spec.mode) << ")";
-  if (plan.sandbox_bypassed) out << " bypassed";
+  if (plan.sandbox_bypassed()) out << " bypassed";
   if (plan.escalation_downgraded) out << " [escalation downgraded: denied-read paths keep the sandbox]";
   out << "\n";
   for (const auto& r : plan.sandbox_rules) out << "  " << r << "\n";

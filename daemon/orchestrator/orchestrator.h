@@ -1,6 +1,9 @@
-// Admission: request validated -> policy -> approval -> sandbox choice -> launch plan. The
-// ProcessStore then spawns what the plan says. After a sandboxed attempt that looks denied by
-// the sandbox, the orchestrator decides whether a second, unsandboxed attempt may run.
+// Admission: a validated request becomes an immutable ExecPlan in named stages,
+//   resolve identity -> resolve sandbox -> assess policy -> ask reviewer -> choose
+//   confinement -> build launch,
+// each returning a value; the ProcessStore then spawns what the plan says. After a sandboxed
+// attempt that looks denied by the sandbox, the orchestrator decides whether a second,
+// unsandboxed attempt may run (asking through the same reviewer step).
 // Runs on the core io thread; an approval wait is a callback in the broker, not a thread.
 #pragma once
 
@@ -10,12 +13,11 @@
 #include <string>
 
 #include "daemon/config/config.h"
-#include "daemon/exec/environment.h"
 #include "daemon/orchestrator/approval_broker.h"
 #include "daemon/orchestrator/approval_cache.h"
 #include "daemon/orchestrator/exec_plan.h"
+#include "daemon/orchestrator/launch_builder.h"
 #include "daemon/orchestrator/policy_store.h"
-#include "platform/sandbox/sandbox.h"
 
 namespace codexd::orchestrator {
 
@@ -34,11 +36,9 @@ struct PendingAdmission {
 struct OrchestratorDeps {
   const config::Config* config = nullptr;
   PolicyStore* policies = nullptr;
-  const sandbox::SandboxManager* sandbox = nullptr;
+  const LaunchBuilder* launches = nullptr;
   ApprovalBroker* broker = nullptr;
   ApprovalCache* cache = nullptr;
-  exec::EnvMap base_env;     // what `inherit` starts from in user mode
-  std::string socket_dir;    // hidden from sandboxed commands
   // "Approve and remember": appends an allow prefix rule and reloads the policy (off the core
   // thread), then calls `then` on the core thread, also when that failed (the command was
   // approved either way; the failure is logged). Unset: amendments are disabled.
@@ -59,24 +59,37 @@ class Orchestrator {
   // escalations approved (untrusted; granular with sandbox approval) and no denied-read path
   // forbids running unsandboxed.
   bool retry_allowed(const ExecPlan& first, bool likely_denied, bool timed_out, bool signaled) const;
-  // Asks the reviewer (unless the first attempt was already reviewer-approved or the key is
-  // approved for the session), then plans attempt 2 without the sandbox.
+  // Asks the reviewer (unless the first attempt was already approved, or its key is approved
+  // for the session), then plans attempt 2 without the sandbox.
   std::shared_ptr<PendingAdmission> plan_retry(std::shared_ptr<const ExecPlan> first, Done done);
 
-  std::string approval_policy_for(const std::string& agent_id) const;
-  policy::ApprovalPolicy approval_policy_value(const std::string& name) const;
+  // The approval policy of an agent (its own, or the daemon's).
+  policy::ApprovalPolicy approval_policy_for(const std::string& agent_id) const;
 
   // The sandbox summary reviewers see.
-  static SandboxSummaryText summarize(const ExecPlan& plan, const sandbox::SandboxSpec& spec, sandbox::Backend backend);
+  static SandboxSummaryText summarize(const sandbox::SandboxSpec& spec, sandbox::Backend backend);
 
  private:
-  void after_approval(std::shared_ptr<ExecPlan> plan, Done done);
-  // A reviewer approved: note it on the plan, remember it for the session, or amend the rules.
-  // Records the reviewer's answer; `then` continues once it is in effect.
-  void record_approval(ExecPlan& plan, ReviewDecision decision, std::function<void()> then);
-  Status build_launch(ExecPlan& plan, std::optional<Rejection>& rejection) const;
-  ApprovalTicket ticket_for(const ExecPlan& plan, ApprovalReason reason) const;
+  using Draft = std::shared_ptr<ExecPlan>;  // a plan under construction, owned by one admission
+  using Continue = std::function<void(Draft)>;
 
+  // The stages that need no one: identity, sandbox, policy. A stop is an error or a rejection.
+  struct Stop {
+    Status error = Status::Ok();
+    std::optional<Rejection> rejection;
+  };
+  std::optional<Stop> resolve_and_assess(ExecPlan& plan) const;
+  // The reviewer's question, if this attempt needs one.
+  std::optional<ApprovalReason> review_reason(const ExecPlan& plan) const;
+  // Asks the reviewer; on approval records the answer (session cache, rules amendment) and
+  // continues with `then`; otherwise ends the admission with the matching rejection.
+  void ask_reviewer(Draft plan, ApprovalReason reason, const std::shared_ptr<PendingAdmission>& pending,
+                    Done done, Continue then);
+  void record_approval(ExecPlan& plan, ReviewDecision decision, std::function<void()> then);
+  // Confinement and launch; the last stage, which freezes the plan.
+  void finish_launch(Draft plan, const Done& done) const;
+  bool approved_for_session(const ExecPlan& plan) const;
+  ApprovalTicket ticket_for(const ExecPlan& plan, ApprovalReason reason) const;
   OrchestratorDeps deps_;
 };
 

@@ -47,7 +47,7 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
   response->set_config_path(parts_.config_path);
   response->set_caller_uid(caller->uid);
   response->set_caller_is_admin(caller->is_admin);
-  fill_policy_status(parts_.policies->state(), parts_.orchestrator->approval_policy_for(caller->agent_id),
+  fill_policy_status(parts_.policies->state(), policy::approval_policy_name(parts_.orchestrator->approval_policy_for(caller->agent_id)),
                      response->mutable_policy());
   const auto& caps = parts_.sandbox->capabilities();
   auto* sb = response->mutable_sandbox();
@@ -83,7 +83,7 @@ grpc::ServerUnaryReactor* AdminService::ReloadPolicy(grpc::CallbackServerContext
     auto result = parts_.reload_policy();
     response->set_ok(result.ok);
     for (const auto& e : result.errors) response->add_errors(e);
-    fill_policy_status(parts_.policies->state(), parts_.orchestrator->approval_policy_for(agent), response->mutable_policy());
+    fill_policy_status(parts_.policies->state(), policy::approval_policy_name(parts_.orchestrator->approval_policy_for(agent)), response->mutable_policy());
     on_core(parts_, [reactor] { reactor->finish(grpc::Status::OK); });
   });
   return reactor;

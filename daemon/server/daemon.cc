@@ -97,6 +97,7 @@ struct Daemon::Impl {
   std::unique_ptr<exec::ExecEngine> engine;
   std::unique_ptr<orchestrator::ApprovalBroker> broker;
   std::unique_ptr<orchestrator::ApprovalCache> cache;
+  std::unique_ptr<orchestrator::LaunchBuilder> launches;
   std::unique_ptr<orchestrator::Orchestrator> orchestrator;
   std::unique_ptr<orchestrator::CommandRunner> runner;
 
@@ -255,14 +256,19 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
       std::make_shared<ConfiguredReviewers>(d.config.approvals.reviewer_uids, reviewer_group, is_admin));
   d.cache = std::make_unique<orchestrator::ApprovalCache>(d.config.approvals.session_cache_entries);
 
+  orchestrator::LaunchBuilderDeps launch_deps;
+  launch_deps.config = &d.config;
+  launch_deps.sandbox = d.sandbox.get();
+  launch_deps.base_env = exec::current_process_environment();
+  launch_deps.socket_dir = socket_dir;
+  d.launches = std::make_unique<orchestrator::LaunchBuilder>(std::move(launch_deps));
+
   orchestrator::OrchestratorDeps deps;
   deps.config = &d.config;
   deps.policies = d.policies.get();
-  deps.sandbox = d.sandbox.get();
+  deps.launches = d.launches.get();
   deps.broker = d.broker.get();
   deps.cache = d.cache.get();
-  deps.base_env = exec::current_process_environment();
-  deps.socket_dir = socket_dir;
   if (!d.config.policy.amend_file.empty()) {
     deps.amend_policy = [self](std::vector<std::string> prefix, std::function<void()> then) {
       boost::asio::post(self->blocking, [self, prefix = std::move(prefix), then = std::move(then)]() mutable {
@@ -288,6 +294,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   d.parts.broker = d.broker.get();
   d.parts.policies = d.policies.get();
   d.parts.sandbox = d.sandbox.get();
+  d.parts.launches = d.launches.get();
   d.parts.peers = &d.peers;
   d.parts.is_admin = is_admin;
   d.parts.may_run_commands = [system_mode](uid_t uid) { return system_mode || uid == ::geteuid() || uid == 0; };

@@ -32,10 +32,10 @@ grpc::ServerUnaryReactor* PolicyService::CheckPolicy(grpc::CallbackServerContext
   match.home = home;
   response->set_codex_json(policy::evaluation_to_json(snapshot->check(*argv, match), false));
 
-  const std::string approval_name = parts_.orchestrator->approval_policy_for(caller->agent_id);
+  const policy::ApprovalPolicy approval = parts_.orchestrator->approval_policy_for(caller->agent_id);
   policy::ExecRequest assess;
   assess.argv = *argv;
-  assess.approval = parts_.orchestrator->approval_policy_value(approval_name);
+  assess.approval = approval;
   assess.filesystem = config.sandbox.policy.mode == sandbox::SandboxMode::kDangerFullAccess
                           ? policy::FilesystemPolicyKind::kUnrestricted
                           : policy::FilesystemPolicyKind::kRestricted;
@@ -55,7 +55,7 @@ grpc::ServerUnaryReactor* PolicyService::CheckPolicy(grpc::CallbackServerContext
   }
   response->set_decision(requirement.segments.empty() ? v1::DECISION_UNSPECIFIED : to_proto(strictest));
   fill_requirement(requirement, response->mutable_requirement());
-  response->set_approval_policy(approval_name);
+  response->set_approval_policy(policy::approval_policy_name(approval));
   reactor->finish(grpc::Status::OK);
   return reactor;
 }

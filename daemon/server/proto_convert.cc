@@ -111,8 +111,8 @@ void fill_plan(const orchestrator::ExecPlan& plan, v1::ExecPlan* out) {
   out->set_tty(plan.request.tty);
   for (const auto& m : plan.requirement.matched_rules) fill_rule_match(m, out->add_matched_rules());
   fill_requirement(plan.requirement, out->mutable_requirement());
-  out->set_approval_policy(plan.approval_policy);
-  auto summary = orchestrator::Orchestrator::summarize(plan, plan.sandbox_spec, plan.backend);
+  out->set_approval_policy(policy::approval_policy_name(plan.approval_policy));
+  auto summary = orchestrator::Orchestrator::summarize(plan.sandbox_spec, plan.backend);
   fill_sandbox_summary(summary, out->mutable_sandbox());
   out->mutable_sandbox()->set_backend(to_proto(plan.backend));
   for (const auto& a : plan.launch.argv) out->add_launch_argv(a);
@@ -208,9 +208,7 @@ void fill_session_info(const exec::Session& session, v1::SessionInfo* out) {
   out->set_output_bytes(session.stream_offset());
   out->set_call_id(m.call_id);
   out->set_waiting_calls(static_cast<uint32_t>(session.waiting_calls()));
-  if (m.sandbox == "linux-bwrap") out->set_sandbox(v1::SANDBOX_LINUX_BWRAP);
-  else if (m.sandbox == "linux-landlock") out->set_sandbox(v1::SANDBOX_LINUX_LANDLOCK);
-  else if (m.sandbox == "macos-seatbelt") out->set_sandbox(v1::SANDBOX_MACOS_SEATBELT);
+  out->set_sandbox(to_proto(m.sandbox));
 }
 
 void fill_approval(const orchestrator::ApprovalTicket& t, v1::ApprovalRequest* out) {

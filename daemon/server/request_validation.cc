@@ -27,6 +27,61 @@ Status check_absolute_path(const std::string& field, const std::string& value, b
   return Status::Ok();
 }
 
+Result<std::vector<std::string>> validate_argv(const google::protobuf::RepeatedPtrField<std::string>& argv) {
+  if (argv.empty()) return InvalidArgument("`argv` is required: give the program to run and its arguments");
+  if (argv.size() > static_cast<int>(kMaxArgs)) {
+    return InvalidArgument("`argv` has " + std::to_string(argv.size()) + " entries; the limit is " +
+                           std::to_string(kMaxArgs));
+  }
+  size_t total = 0;
+  for (int i = 0; i < argv.size(); ++i) {
+    total += argv[i].size();
+    if (has_nul(argv[i])) return InvalidArgument("`argv[" + std::to_string(i) + "]` contains a NUL byte");
+  }
+  if (total > kMaxCommandBytes) return too_big("argv", total, kMaxCommandBytes);
+  if (argv[0].empty()) return InvalidArgument("`argv[0]` is empty: give the program to run");
+  return std::vector<std::string>(argv.begin(), argv.end());
+}
+
+Result<std::map<std::string, std::string>> validate_env(const google::protobuf::Map<std::string, std::string>& env) {
+  if (env.size() > kMaxEnvEntries) {
+    return InvalidArgument("`env` has " + std::to_string(env.size()) + " entries; the limit is " +
+                           std::to_string(kMaxEnvEntries));
+  }
+  std::map<std::string, std::string> out;
+  size_t env_bytes = 0;
+  for (const auto& [name, value] : env) {
+    env_bytes += name.size() + value.size();
+    if (name.empty() || name.find('=') != std::string::npos || has_nul(name)) {
+      return InvalidArgument("`env` name \"" + name + "\" is invalid: names must be non-empty without '=' or NUL");
+    }
+    if (has_nul(value)) return InvalidArgument("`env[" + name + "]` contains a NUL byte");
+    out[name] = value;
+  }
+  if (env_bytes > kMaxEnvBytes) return too_big("env", env_bytes, kMaxEnvBytes);
+  return out;
+}
+
+Result<std::vector<std::string>> validate_absolute_paths(const std::string& field,
+                                                         const google::protobuf::RepeatedPtrField<std::string>& paths) {
+  if (paths.size() > static_cast<int>(kMaxArgs)) return InvalidArgument("`" + field + "` has too many entries");
+  for (const auto& p : paths) {
+    if (p.empty()) return InvalidArgument("`" + field + "` entries must be absolute paths (got \"\")");
+    CODEXD_RETURN_IF_ERROR(check_absolute_path(field, p, true));
+  }
+  return std::vector<std::string>(paths.begin(), paths.end());
+}
+
+uint32_t one_shot_timeout_or_default(bool has, uint32_t value) { return has ? value : 10'000; }
+
+Status check_one_shot_timeout(uint32_t timeout) {
+  if (timeout == 0 || timeout > kMaxOneShotTimeoutMs) {
+    return InvalidArgument("`timeout_ms` must be between 1 and " + std::to_string(kMaxOneShotTimeoutMs) + " (got " +
+                           std::to_string(timeout) + ")");
+  }
+  return Status::Ok();
+}
+
 // The parts ExecCommand and RunCommand share.
 template <typename Req>
 Result<orchestrator::ExecRequest> validate_common(const Req& request, const config::Config& config) {
@@ -50,37 +105,15 @@ Result<orchestrator::ExecRequest> validate_common(const Req& request, const conf
     out.argv = {shell, login ? "-lc" : "-c", request.cmd()};
     out.script = request.cmd();
   } else {
-    if (request.argv_size() > static_cast<int>(kMaxArgs)) {
-      return InvalidArgument("`argv` has " + std::to_string(request.argv_size()) + " entries; the limit is " +
-                             std::to_string(kMaxArgs));
-    }
     if (!request.shell().empty()) return InvalidArgument("`shell` applies only to `cmd`; remove it or use `cmd`");
     if (request.has_login()) return InvalidArgument("`login` applies only to `cmd`; remove it or use `cmd`");
-    size_t total = 0;
-    for (int i = 0; i < request.argv_size(); ++i) {
-      const std::string& arg = request.argv(i);
-      total += arg.size();
-      if (has_nul(arg)) return InvalidArgument("`argv[" + std::to_string(i) + "]` contains a NUL byte");
-    }
-    if (total > kMaxCommandBytes) return too_big("argv", total, kMaxCommandBytes);
-    if (request.argv(0).empty()) return InvalidArgument("`argv[0]` is empty: give the program to run");
-    out.argv.assign(request.argv().begin(), request.argv().end());
+    auto argv = validate_argv(request.argv());
+    if (!argv.ok()) return argv.status();
+    out.argv = std::move(argv).value();
   }
-
-  if (request.env_size() > static_cast<int>(kMaxEnvEntries)) {
-    return InvalidArgument("`env` has " + std::to_string(request.env_size()) + " entries; the limit is " +
-                           std::to_string(kMaxEnvEntries));
-  }
-  size_t env_bytes = 0;
-  for (const auto& [name, value] : request.env()) {
-    env_bytes += name.size() + value.size();
-    if (name.empty() || name.find('=') != std::string::npos || has_nul(name)) {
-      return InvalidArgument("`env` name \"" + name + "\" is invalid: names must be non-empty without '=' or NUL");
-    }
-    if (has_nul(value)) return InvalidArgument("`env[" + name + "]` contains a NUL byte");
-    out.env[name] = value;
-  }
-  if (env_bytes > kMaxEnvBytes) return too_big("env", env_bytes, kMaxEnvBytes);
+  auto env = validate_env(request.env());
+  if (!env.ok()) return env.status();
+  out.env = std::move(env).value();
 
   CODEXD_RETURN_IF_ERROR(check_text("justification", request.justification(), kMaxJustificationBytes));
   CODEXD_RETURN_IF_ERROR(check_text("turn_id", request.turn_id(), kMaxLabelBytes));
@@ -131,12 +164,40 @@ Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandReq
 Result<orchestrator::ExecRequest> validate_run_command(const v1::RunCommandRequest& request, const config::Config& config) {
   CODEXD_ASSIGN_OR_RETURN(auto out, validate_common(request, config));
   out.tool = orchestrator::Tool::kShellCommand;
-  uint32_t timeout = request.has_timeout_ms() ? request.timeout_ms() : 10'000;
-  if (timeout == 0 || timeout > kMaxOneShotTimeoutMs) {
-    return InvalidArgument("`timeout_ms` must be between 1 and " + std::to_string(kMaxOneShotTimeoutMs) + " (got " +
-                           std::to_string(timeout) + ")");
+  out.timeout_ms = one_shot_timeout_or_default(request.has_timeout_ms(), request.timeout_ms());
+  CODEXD_RETURN_IF_ERROR(check_one_shot_timeout(out.timeout_ms));
+  return out;
+}
+
+Result<SandboxRunInput> validate_sandbox_run(const v1::SandboxRunRequest& request) {
+  SandboxRunInput out;
+  CODEXD_ASSIGN_OR_RETURN(out.launch.argv, validate_argv(request.argv()));
+  CODEXD_RETURN_IF_ERROR(check_absolute_path("workdir", request.workdir(), true));
+  out.launch.workdir = request.workdir();
+  while (out.launch.workdir.size() > 1 && out.launch.workdir.back() == '/') out.launch.workdir.pop_back();
+  CODEXD_ASSIGN_OR_RETURN(out.launch.env, validate_env(request.env()));
+  out.launch.unified_exec = false;  // like RunCommand: a one-shot, no unified-exec overlay
+
+  auto mode = sandbox::parse_sandbox_mode(request.mode().empty() ? "workspace-write" : request.mode());
+  if (!mode || *mode == sandbox::SandboxMode::kDangerFullAccess) {
+    return InvalidArgument("`mode` must be read-only or workspace-write (got \"" + request.mode() +
+                           "\"); danger-full-access runs no sandbox");
   }
-  out.timeout_ms = timeout;
+  out.policy.mode = *mode;
+  CODEXD_ASSIGN_OR_RETURN(out.policy.writable_roots, validate_absolute_paths("writable_roots", request.writable_roots()));
+  CODEXD_ASSIGN_OR_RETURN(out.policy.denied_read, validate_absolute_paths("denied_read", request.denied_read()));
+  out.policy.network_access = request.network_access();
+  out.policy.exclude_slash_tmp = request.exclude_slash_tmp();
+  out.policy.exclude_tmpdir_env_var = request.exclude_tmpdir_env_var();
+
+  if (!request.backend().empty()) {
+    auto backend = sandbox::parse_backend_preference(request.backend());
+    if (!backend) return InvalidArgument("`backend` must be auto, bwrap or landlock (got \"" + request.backend() + "\")");
+    out.backend = *backend;
+  }
+  out.timeout_ms = one_shot_timeout_or_default(request.has_timeout_ms(), request.timeout_ms());
+  CODEXD_RETURN_IF_ERROR(check_one_shot_timeout(out.timeout_ms));
+  out.plan_only = request.plan_only();
   return out;
 }
 

@@ -4,8 +4,11 @@
 
 #include "codexd/v1/exec.pb.h"
 #include "codexd/v1/policy.pb.h"
+#include "codexd/v1/sandbox.pb.h"
 #include "daemon/config/config.h"
 #include "daemon/orchestrator/exec_request.h"
+#include "daemon/orchestrator/launch_builder.h"
+#include "platform/sandbox/sandbox.h"
 #include "base/status.h"
 
 namespace codexd::server {
@@ -24,6 +27,17 @@ inline constexpr uint32_t kMaxOneShotTimeoutMs = 86'400'000;
 
 Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandRequest& request, const config::Config& config);
 Result<orchestrator::ExecRequest> validate_run_command(const v1::RunCommandRequest& request, const config::Config& config);
+// Sandbox.RunSandboxed: the sandbox policy as asked (danger-full-access refused), a forced
+// backend, and what to launch.
+struct SandboxRunInput {
+  sandbox::SandboxPolicy policy;
+  sandbox::BackendPreference backend = sandbox::BackendPreference::kAuto;
+  orchestrator::LaunchInput launch;
+  uint32_t timeout_ms = 10'000;
+  bool plan_only = false;
+};
+Result<SandboxRunInput> validate_sandbox_run(const v1::SandboxRunRequest& request);
+
 Status validate_session_id(int32_t session_id);
 Status validate_stdin(const std::string& chars, const char* field);
 Status validate_max_output_tokens(bool has, uint32_t value);

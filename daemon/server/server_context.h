@@ -31,6 +31,7 @@ struct DaemonParts {
   orchestrator::ApprovalBroker* broker = nullptr;
   orchestrator::PolicyStore* policies = nullptr;
   const sandbox::SandboxManager* sandbox = nullptr;
+  const orchestrator::LaunchBuilder* launches = nullptr;  // every entry point builds its launch here
   const PeerRegistry* peers = nullptr;
   std::function<bool(uid_t)> is_admin;
   std::function<bool(uid_t)> may_run_commands;  // user mode: only the daemon's own uid (and root)

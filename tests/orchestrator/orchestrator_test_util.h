@@ -106,13 +106,17 @@ struct Harness {
     load = policies->reload();
     broker = std::make_unique<ApprovalBroker>(io, options.broker, std::make_shared<SelfReviewers>());
     cache = std::make_unique<ApprovalCache>(options.cache_entries);
+    LaunchBuilderDeps launch_deps;
+    launch_deps.config = &config;
+    launch_deps.sandbox = &sandbox;
+    launch_deps.base_env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", dir.path()}};
+    launches = std::make_unique<LaunchBuilder>(std::move(launch_deps));
     OrchestratorDeps deps;
     deps.config = &config;
     deps.policies = policies.get();
-    deps.sandbox = &sandbox;
+    deps.launches = launches.get();
     deps.broker = broker.get();
     deps.cache = cache.get();
-    deps.base_env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"HOME", dir.path()}};
     orchestrator = std::make_unique<Orchestrator>(std::move(deps));
   }
 
@@ -164,6 +168,7 @@ struct Harness {
   FakeSandbox sandbox;
   std::unique_ptr<ApprovalBroker> broker;
   std::unique_ptr<ApprovalCache> cache;
+  std::unique_ptr<LaunchBuilder> launches;
   std::unique_ptr<Orchestrator> orchestrator;
 };
 

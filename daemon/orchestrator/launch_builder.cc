@@ -1,0 +1,98 @@
+#include "daemon/orchestrator/launch_builder.h"
+
+#include "platform/posix/spawn.h"
+
+namespace codexd::orchestrator {
+
+LaunchBuilder::LaunchBuilder(LaunchBuilderDeps deps) : deps_(std::move(deps)) {}
+
+Result<RunAs> LaunchBuilder::resolve_identity(uid_t caller_uid, const std::string& workdir) const {
+  auto run_as = resolve_run_as(system_mode(), caller_uid, deps_.config->daemon.root_runs_as);
+  if (!run_as.ok()) return run_as.status();
+  // User mode runs as the daemon itself, which may enter anything it can; only the directory
+  // must exist. System mode checks with the dropped identity.
+  Status access = system_mode() ? check_directory_access(workdir, run_as->uid, run_as->gid, run_as->groups)
+                                : check_directory_access(workdir, 0, 0, {});
+  if (!access.ok()) {
+    StatusCode code = access.code() == StatusCode::kPermissionDenied ? StatusCode::kPermissionDenied
+                                                                     : StatusCode::kInvalidArgument;
+    return Status(code, access.message());
+  }
+  return run_as;
+}
+
+Result<sandbox::SandboxSpec> LaunchBuilder::resolve_sandbox(const sandbox::SandboxPolicy& policy,
+                                                            const std::string& workdir) const {
+  sandbox::ResolveContext context;
+  context.cwd = workdir;
+  // $TMPDIR becomes a writable root, so it comes from the daemon's own environment, never from
+  // the request (a caller could otherwise name any directory); a system daemon's $TMPDIR is
+  // not the caller's, so there it is not used.
+  if (auto tmp = deps_.base_env.find("TMPDIR"); tmp != deps_.base_env.end() && !system_mode()) {
+    context.tmpdir_env = tmp->second;
+  }
+  if (!deps_.socket_dir.empty()) context.masked_paths.push_back(deps_.socket_dir);
+  return sandbox::resolve_sandbox_spec(policy, context);
+}
+
+std::vector<std::string> LaunchBuilder::environment(const RunAs& run_as, const LaunchInput& input) const {
+  exec::EnvironmentInputs inputs;
+  if (system_mode()) {
+    inputs.base = {{"PATH", std::string(kSystemModePath)}, {"SHELL", run_as.shell}, {"LANG", std::string(kSystemModeLang)}};
+  } else {
+    inputs.base = deps_.base_env;
+  }
+  inputs.request = input.env;
+  inputs.unified_exec = input.unified_exec;
+  inputs.forced = run_as.forced_env;
+  return exec::build_child_environment(deps_.config->environment, inputs);
+}
+
+Result<sandbox::LaunchPlan> LaunchBuilder::unconfined_plan(const sandbox::LaunchRequest& request) const {
+  auto executable = posix::resolve_executable(request.argv.front(), request.env, request.cwd);
+  if (!executable.ok()) return Status(StatusCode::kFailedPrecondition, executable.status().message());
+  sandbox::LaunchPlan plan;
+  plan.backend = sandbox::Backend::kNone;
+  plan.argv = request.argv;
+  plan.argv.front() = *executable;
+  plan.env = request.env;
+  plan.cwd = request.cwd;
+  return plan;
+}
+
+Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::SandboxSpec& spec, bool confined,
+                                         const LaunchInput& input, const sandbox::SandboxManager* manager) const {
+  const sandbox::SandboxManager& chosen = manager ? *manager : *deps_.sandbox;
+  sandbox::LaunchRequest request{input.argv, input.workdir, environment(run_as, input), input.tty};
+  const bool full_access = spec.mode == sandbox::SandboxMode::kDangerFullAccess;
+  const bool unconfined = !confined || full_access;
+  Result<sandbox::LaunchPlan> plan = unconfined ? unconfined_plan(request) : chosen.plan(spec, request);
+  if (!plan.ok()) {
+    // Which step failed decides the code: the program lookup, or the sandbox (whatever its
+    // reason). Never fall back to running unsandboxed.
+    return Status(unconfined ? StatusCode::kFailedPrecondition : StatusCode::kUnavailable, plan.status().message());
+  }
+  if (plan->backend == sandbox::Backend::kNone) {
+    plan->rules = {full_access ? "no sandbox: danger-full-access" : "no sandbox: bypassed for this command"};
+  }
+  BuiltLaunch built;
+  built.spec.executable = plan->argv.front();
+  built.spec.argv = plan->argv;
+  if (plan->backend == sandbox::Backend::kNone) built.spec.argv.front() = input.argv.front();  // argv[0] as asked
+  built.spec.env = plan->env;
+  built.spec.cwd = plan->cwd.empty() ? input.workdir : plan->cwd;
+  built.spec.tty = input.tty;
+  built.spec.rows = input.rows;
+  built.spec.cols = input.cols;
+  built.spec.run_as = run_as.credentials;
+  built.spec.sandbox = plan->backend;
+  built.plan = std::move(plan).value();
+  return built;
+}
+
+Rejection launch_rejection(const Status& failure) {
+  if (failure.code() == StatusCode::kFailedPrecondition) return {Rejection::Reason::kSpawnFailed, failure.message(), {}};
+  return {Rejection::Reason::kSandboxUnavailable, failure.message(), {}};
+}
+
+}  // namespace codexd::orchestrator

@@ -1,0 +1,90 @@
+// The one place that turns "who asked, where, what, under which sandbox policy" into the exact
+// launch: identity, sandbox spec, child environment, and the argv that is exec'd. ExecCommand
+// and RunCommand (through the Orchestrator), Sandbox.RunSandboxed (`codexctl sandbox`, also
+// with --plan) and `codexd --print-sandbox-plan` all build their launch here, so what a plan
+// shows is what a command gets.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "daemon/config/config.h"
+#include "daemon/exec/environment.h"
+#include "daemon/exec/launch_spec.h"
+#include "daemon/orchestrator/exec_request.h"
+#include "daemon/orchestrator/identity.h"
+#include "platform/sandbox/sandbox.h"
+
+namespace codexd::orchestrator {
+
+// System mode does not hand the daemon's own environment to another user's command; it
+// starts from these.
+inline constexpr std::string_view kSystemModePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+inline constexpr std::string_view kSystemModeLang = "C.UTF-8";
+
+struct LaunchBuilderDeps {
+  const config::Config* config = nullptr;
+  const sandbox::SandboxManager* sandbox = nullptr;  // the daemon's probed manager
+  exec::EnvMap base_env;   // user mode: what `inherit` starts from (the daemon's environment)
+  std::string socket_dir;  // codexd's socket directory: masked in every sandbox
+};
+
+// What a launch is built from, besides identity and sandbox.
+struct LaunchInput {
+  std::vector<std::string> argv;
+  std::string workdir;                     // absolute
+  std::map<std::string, std::string> env;  // the caller's variables (filtered like the rest)
+  bool unified_exec = false;               // ExecCommand: Codex's NO_COLOR/TERM=dumb/... overlay
+  bool tty = false;
+  unsigned short rows = 24;
+  unsigned short cols = 80;
+};
+
+// A finished launch: the sandbox's plan (what formatters print) and what is spawned.
+struct BuiltLaunch {
+  sandbox::LaunchPlan plan;
+  exec::LaunchSpec spec;
+};
+
+class LaunchBuilder {
+ public:
+  explicit LaunchBuilder(LaunchBuilderDeps deps);
+
+  // Who runs the command (system mode: the caller's uid, or root_runs_as for root) and whether
+  // that identity may enter `workdir` (INVALID_ARGUMENT / PERMISSION_DENIED otherwise).
+  Result<RunAs> resolve_identity(uid_t caller_uid, const std::string& workdir) const;
+
+  // The concrete sandbox for `workdir` under `policy` (the configured one, or RunSandboxed's):
+  // writable roots, protected subpaths, $TMPDIR (user mode: the daemon's, never the
+  // request's), and codexd's socket directory masked.
+  Result<sandbox::SandboxSpec> resolve_sandbox(const sandbox::SandboxPolicy& policy, const std::string& workdir) const;
+  const sandbox::SandboxPolicy& configured_policy() const { return deps_.config->sandbox.policy; }
+
+  // The child's whole environment, sorted NAME=VALUE.
+  std::vector<std::string> environment(const RunAs& run_as, const LaunchInput& input) const;
+
+  // The exact launch. `confined` false runs the command without a sandbox (the policy
+  // bypassed it; danger-full-access needs no flag). Errors: FAILED_PRECONDITION when the
+  // program cannot be found (unconfined), UNAVAILABLE when no sandbox can enforce the spec;
+  // never an unsandboxed fallback. `manager` overrides the daemon's (a forced backend).
+  Result<BuiltLaunch> build(const RunAs& run_as, const sandbox::SandboxSpec& spec, bool confined,
+                            const LaunchInput& input, const sandbox::SandboxManager* manager = nullptr) const;
+
+  const sandbox::SandboxManager& sandbox() const { return *deps_.sandbox; }
+  bool system_mode() const { return deps_.config->daemon.mode == config::DaemonMode::kSystem; }
+
+ private:
+  Result<sandbox::LaunchPlan> unconfined_plan(const sandbox::LaunchRequest& request) const;
+
+  LaunchBuilderDeps deps_;
+};
+
+// Why a launch failed, as the rejection the caller sees.
+Rejection launch_rejection(const Status& failure);
+
+}  // namespace codexd::orchestrator
