@@ -26,6 +26,130 @@ Decision heuristic_decision(const std::vector<std::string>& argv, const ExecRequ
 
 std::string render(const std::vector<std::string>& argv) { return shlex_join(argv); }
 
+// One segment: the policy's rules decide it, else the heuristics (recorded as one
+// heuristic match so callers can show what was looked at).
+SegmentAssessment assess_segment(const Policy& policy, const std::vector<std::string>& command,
+                                 const MatchOptions& options, const ExecRequest& request, bool complex) {
+  SegmentAssessment seg;
+  seg.argv = command;
+  Evaluation e = policy.check(command, options);
+  if (e.decision) {
+    seg.matched_rule = true;
+    seg.decision = *e.decision;
+    seg.matches = std::move(e.matched_rules);
+  } else {
+    seg.decision = heuristic_decision(command, request, complex);
+    RuleMatch h;
+    h.matched_prefix = command;
+    h.decision = seg.decision;
+    h.heuristic = true;
+    seg.matches.push_back(std::move(h));
+  }
+  return seg;
+}
+
+// What the mapping needs to know about all segments together.
+struct SegmentSummary {
+  Decision overall = Decision::kAllow;
+  bool all_explicit_allow = true;
+  bool any_rule_matched = false;
+  bool prompt_from_rule = false;
+  // Pointers into ExecRequirement::segments, taken once the vector no longer grows.
+  const SegmentAssessment* first_heuristic_prompt = nullptr;
+  const SegmentAssessment* first_heuristic_allow = nullptr;
+};
+
+void tally_segment(SegmentSummary& sum, const SegmentAssessment& seg) {
+  if (seg.matched_rule) {
+    sum.any_rule_matched = true;
+    if (seg.decision == Decision::kPrompt) sum.prompt_from_rule = true;
+  }
+  if (!(seg.matched_rule && seg.decision == Decision::kAllow)) sum.all_explicit_allow = false;
+  sum.overall = strictest(sum.overall, seg.decision);
+}
+
+// Flattens the segments' matches into out.matched_rules and finds the first heuristic
+// prompt/allow segments (amendment candidates).
+void collect_matches(ExecRequirement& out, SegmentSummary& sum) {
+  for (const SegmentAssessment& seg : out.segments) {
+    out.matched_rules.insert(out.matched_rules.end(), seg.matches.begin(), seg.matches.end());
+    if (!seg.matched_rule && seg.decision == Decision::kPrompt && !sum.first_heuristic_prompt) {
+      sum.first_heuristic_prompt = &seg;
+    }
+    if (!seg.matched_rule && seg.decision == Decision::kAllow && !sum.first_heuristic_allow) {
+      sum.first_heuristic_allow = &seg;
+    }
+  }
+}
+
+// The forbidden reason: the justification of the longest forbidding rule (the last one on
+// ties), else a generic rule or heuristic message.
+void set_forbidden(ExecRequirement& out, const ExecRequest& request) {
+  out.kind = ExecRequirement::Kind::kForbidden;
+  std::optional<std::string> justification;
+  size_t longest = 0;
+  for (const RuleMatch& m : out.matched_rules) {
+    if (m.decision == Decision::kForbidden && !m.heuristic && m.matched_prefix.size() >= longest) {
+      longest = m.matched_prefix.size();
+      justification = m.justification;
+    }
+  }
+  std::string command_text = render(request.argv);
+  if (justification) {
+    out.reason = "`" + command_text + "` rejected: " + *justification;
+  } else if (longest > 0) {
+    out.reason = "`" + command_text + "` rejected: blocked by policy";
+  } else {
+    out.reason = "`" + command_text + "` rejected: command is dangerous and approval is disabled";
+  }
+}
+
+// Amendment: the model's own prefix when acceptable, else the first heuristic segment.
+void propose_amendment(ExecRequirement& out, const ExecRequest& request, const SegmentSummary& sum, bool complex) {
+  if (complex) return;
+  auto acceptable = [&](const std::vector<std::string>& prefix) {
+    return !prefix.empty() && !is_banned_prefix(prefix) && !sum.any_rule_matched;
+  };
+  if (request.proposed_prefix_rule && acceptable(*request.proposed_prefix_rule)) {
+    out.proposed_amendment = request.proposed_prefix_rule;
+  } else if (sum.overall == Decision::kPrompt && sum.first_heuristic_prompt &&
+             !is_banned_prefix(sum.first_heuristic_prompt->argv)) {
+    out.proposed_amendment = sum.first_heuristic_prompt->argv;
+  } else if (sum.overall == Decision::kAllow && sum.first_heuristic_allow &&
+             !is_banned_prefix(sum.first_heuristic_allow->argv)) {
+    out.proposed_amendment = sum.first_heuristic_allow->argv;
+  }
+}
+
+// Why a prompt cannot be shown under this approval policy, or nullptr when it can.
+const char* prompt_refusal(const ApprovalPolicy& a, bool prompt_from_rule) {
+  if (a.kind == ApprovalPolicyKind::kNever) return kNeverPromptReason;
+  if (a.kind == ApprovalPolicyKind::kGranular) {
+    if (prompt_from_rule && !a.rules_approval) return kRulesApprovalDisabled;
+    if (!prompt_from_rule && !a.sandbox_approval) return kSandboxApprovalDisabled;
+  }
+  return nullptr;
+}
+
+// A prompt decision: forbidden when the approval policy disallows the prompt, else
+// needs-approval with the last prompting rule's justification.
+void set_prompt(ExecRequirement& out, const ExecRequest& request, bool prompt_from_rule) {
+  if (const char* refusal = prompt_refusal(request.approval, prompt_from_rule)) {
+    out.kind = ExecRequirement::Kind::kForbidden;
+    out.reason = refusal;
+    out.proposed_amendment.reset();
+    return;
+  }
+  out.kind = ExecRequirement::Kind::kNeedsApproval;
+  std::optional<std::string> justification;
+  for (const RuleMatch& m : out.matched_rules) {
+    if (m.decision == Decision::kPrompt && !m.heuristic && m.justification) justification = m.justification;
+  }
+  std::string command_text = render(request.argv);
+  out.reason = justification ? "`" + command_text + "` requires approval: " + *justification
+                             : "`" + command_text + "` requires approval";
+}
+
 }  // namespace
 
 const char* approval_policy_name(const ApprovalPolicy& approval) {
@@ -82,108 +206,25 @@ ExecRequirement assess_exec(const Policy& policy, const ExecRequest& request) {
   options.cwd = request.cwd;
   options.home = request.home;
 
-  Decision overall = Decision::kAllow;
-  bool all_explicit_allow = true;
-  bool any_rule_matched = false;
-  bool prompt_from_rule = false;
-  const SegmentAssessment* first_heuristic_prompt = nullptr;
-  const SegmentAssessment* first_heuristic_allow = nullptr;
+  SegmentSummary sum;
   for (const auto& command : commands) {
-    SegmentAssessment seg;
-    seg.argv = command;
-    Evaluation e = policy.check(command, options);
-    if (e.decision) {
-      seg.matched_rule = true;
-      seg.decision = *e.decision;
-      seg.matches = std::move(e.matched_rules);
-      any_rule_matched = true;
-      if (seg.decision == Decision::kPrompt) prompt_from_rule = true;
-    } else {
-      seg.decision = heuristic_decision(command, request, complex);
-      RuleMatch h;
-      h.matched_prefix = command;
-      h.decision = seg.decision;
-      h.heuristic = true;
-      seg.matches.push_back(std::move(h));
-    }
-    if (!(seg.matched_rule && seg.decision == Decision::kAllow)) all_explicit_allow = false;
-    overall = strictest(overall, seg.decision);
+    SegmentAssessment seg = assess_segment(policy, command, options, request, complex);
+    tally_segment(sum, seg);
     out.segments.push_back(std::move(seg));
   }
-  for (const SegmentAssessment& seg : out.segments) {
-    out.matched_rules.insert(out.matched_rules.end(), seg.matches.begin(), seg.matches.end());
-    if (!seg.matched_rule && seg.decision == Decision::kPrompt && !first_heuristic_prompt) first_heuristic_prompt = &seg;
-    if (!seg.matched_rule && seg.decision == Decision::kAllow && !first_heuristic_allow) first_heuristic_allow = &seg;
-  }
+  collect_matches(out, sum);
 
-  std::string command_text = render(request.argv);
-  if (overall == Decision::kForbidden) {
-    out.kind = ExecRequirement::Kind::kForbidden;
-    std::optional<std::string> justification;
-    size_t longest = 0;
-    for (const RuleMatch& m : out.matched_rules) {
-      if (m.decision == Decision::kForbidden && !m.heuristic && m.matched_prefix.size() >= longest) {
-        longest = m.matched_prefix.size();
-        justification = m.justification;
-      }
-    }
-    if (justification) {
-      out.reason = "`" + command_text + "` rejected: " + *justification;
-    } else if (longest > 0) {
-      out.reason = "`" + command_text + "` rejected: blocked by policy";
-    } else {
-      out.reason = "`" + command_text + "` rejected: command is dangerous and approval is disabled";
-    }
+  if (sum.overall == Decision::kForbidden) {
+    set_forbidden(out, request);
     return out;
   }
-
-  // Amendment: the model's own prefix when acceptable, else the first heuristic segment.
-  auto acceptable = [&](const std::vector<std::string>& prefix) {
-    return !prefix.empty() && !is_banned_prefix(prefix) && !any_rule_matched;
-  };
-  if (!complex) {
-    if (request.proposed_prefix_rule && acceptable(*request.proposed_prefix_rule)) {
-      out.proposed_amendment = request.proposed_prefix_rule;
-    } else if (overall == Decision::kPrompt && first_heuristic_prompt && !is_banned_prefix(first_heuristic_prompt->argv)) {
-      out.proposed_amendment = first_heuristic_prompt->argv;
-    } else if (overall == Decision::kAllow && first_heuristic_allow && !is_banned_prefix(first_heuristic_allow->argv)) {
-      out.proposed_amendment = first_heuristic_allow->argv;
-    }
-  }
-
-  if (overall == Decision::kPrompt) {
-    const ApprovalPolicy& a = request.approval;
-    if (a.kind == ApprovalPolicyKind::kNever) {
-      out.kind = ExecRequirement::Kind::kForbidden;
-      out.reason = kNeverPromptReason;
-      out.proposed_amendment.reset();
-      return out;
-    }
-    if (a.kind == ApprovalPolicyKind::kGranular) {
-      if (prompt_from_rule && !a.rules_approval) {
-        out.kind = ExecRequirement::Kind::kForbidden;
-        out.reason = kRulesApprovalDisabled;
-        out.proposed_amendment.reset();
-        return out;
-      }
-      if (!prompt_from_rule && !a.sandbox_approval) {
-        out.kind = ExecRequirement::Kind::kForbidden;
-        out.reason = kSandboxApprovalDisabled;
-        out.proposed_amendment.reset();
-        return out;
-      }
-    }
-    out.kind = ExecRequirement::Kind::kNeedsApproval;
-    std::optional<std::string> justification;
-    for (const RuleMatch& m : out.matched_rules) {
-      if (m.decision == Decision::kPrompt && !m.heuristic && m.justification) justification = m.justification;
-    }
-    out.reason = justification ? "`" + command_text + "` requires approval: " + *justification
-                               : "`" + command_text + "` requires approval";
+  propose_amendment(out, request, sum, complex);
+  if (sum.overall == Decision::kPrompt) {
+    set_prompt(out, request, sum.prompt_from_rule);
     return out;
   }
   out.kind = ExecRequirement::Kind::kSkip;
-  out.bypass_sandbox = all_explicit_allow;
+  out.bypass_sandbox = sum.all_explicit_allow;
   return out;
 }
 

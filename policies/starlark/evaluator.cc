@@ -25,6 +25,91 @@ class IterationLock {
   int* counter_ = nullptr;
 };
 
+// ---- argument binding (call_function) ----
+// Starlark's order: positional parameters, *args, **kwargs, named arguments, then
+// defaults; `bound` marks the parameters filled so far. Errors use Codex's words.
+
+// Fills the leading normal parameters from args.positional; the rest go to *args, or are
+// an error when the function has no (named) *args.
+void bind_positional(Heap& heap, const FunctionObj& fn, CallArgs& args, Frame& frame, int star_index,
+                     std::vector<bool>& bound) {
+  const auto& params = fn.def->params;
+  size_t next_positional = 0;
+  for (size_t i = 0; i < params.size() && next_positional < args.positional.size(); ++i) {
+    if (params[i].kind != Parameter::Kind::kNormal) break;
+    frame.slots[params[i].binding.slot] = args.positional[next_positional++];
+    bound[i] = true;
+  }
+  if (next_positional < args.positional.size()) {
+    if (star_index < 0 || params[star_index].name.empty()) {
+      throw NativeError{"Found " + std::to_string(args.positional.size() - next_positional) +
+                        " extra positional argument(s) for call to " + fn.qualified_name};
+    }
+  }
+  if (star_index >= 0 && !params[star_index].name.empty()) {
+    std::vector<Value> rest(args.positional.begin() + static_cast<std::ptrdiff_t>(next_positional), args.positional.end());
+    frame.slots[params[star_index].binding.slot] = heap.tuple(std::move(rest));
+    bound[star_index] = true;
+  }
+}
+
+// Named arguments go to the normal parameter of that name, else into **kwargs (when
+// non-null); the unmatched ones are reported together.
+void bind_named(Heap& heap, const FunctionObj& fn, CallArgs& args, Frame& frame, DictObj* kwargs,
+                std::vector<bool>& bound) {
+  const auto& params = fn.def->params;
+  std::string extra;
+  for (auto& [name, value] : args.named) {
+    size_t k = 0;
+    for (; k < params.size(); ++k) {
+      if (params[k].kind == Parameter::Kind::kNormal && params[k].name == name) break;
+    }
+    if (k < params.size()) {
+      if (bound[k]) throw NativeError{"Argument `" + name + "` occurs more than once"};
+      frame.slots[params[k].binding.slot] = value;
+      bound[k] = true;
+    } else if (kwargs) {
+      Value key = heap.string(name);
+      if (dict_get(*kwargs, key)) throw NativeError{"Argument `" + name + "` occurs more than once"};
+      dict_set(heap, *kwargs, key, value);
+    } else {
+      extra += (extra.empty() ? "`" : ", `") + name + "`";
+    }
+  }
+  if (!extra.empty()) throw NativeError{"Found " + extra + " extra named parameter(s) for call to " + fn.qualified_name};
+}
+
+// Unbound normal parameters take their default; one without a default is missing.
+void bind_defaults(const FunctionObj& fn, Frame& frame, const std::vector<bool>& bound) {
+  const auto& params = fn.def->params;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (bound[i] || params[i].kind != Parameter::Kind::kNormal) continue;
+    if (fn.defaults[i].is(Type::kUnbound)) {
+      throw NativeError{"Missing parameter `" + params[i].name + "` for call to `" + fn.qualified_name + "`"};
+    }
+    frame.slots[params[i].binding.slot] = fn.defaults[i];
+  }
+}
+
+void bind_arguments(Heap& heap, const FunctionObj& fn, CallArgs& args, Frame& frame) {
+  const auto& params = fn.def->params;
+  int star_index = -1, kwargs_index = -1;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].kind == Parameter::Kind::kStar) star_index = static_cast<int>(i);
+    if (params[i].kind == Parameter::Kind::kStarStar) kwargs_index = static_cast<int>(i);
+  }
+  std::vector<bool> bound(params.size(), false);
+  bind_positional(heap, fn, args, frame, star_index, bound);
+  DictObj* kwargs = nullptr;
+  if (kwargs_index >= 0) {
+    kwargs = heap.make<DictObj>();
+    frame.slots[params[kwargs_index].binding.slot] = Value::object(Type::kDict, kwargs);
+    bound[kwargs_index] = true;
+  }
+  bind_named(heap, fn, args, frame, kwargs, bound);
+  bind_defaults(fn, frame, bound);
+}
+
 }  // namespace
 
 Evaluator::DepthGuard::DepthGuard(Evaluator* e, Span span) : ev(e) {
@@ -291,45 +376,11 @@ Value Evaluator::eval_inner(const Expr* e, Frame* frame) {
     case ExprKind::kNone: return Value::none();
     case ExprKind::kInt: return Value::integer(e->int_value);
     case ExprKind::kFloat: return Value::floating(e->float_value);
-    case ExprKind::kString: {
-      auto it = string_constants_.find(e);
-      if (it != string_constants_.end()) return it->second;
-      Value v = heap_.string(e->name);
-      string_constants_.emplace(e, v);
-      return v;
-    }
-    case ExprKind::kFString: {
-      std::string out;
-      for (const FStringPart& part : e->fstring) {
-        out += part.literal;
-        if (part.expr) {
-          Value v = eval(part.expr, frame);
-          out += part.conversion == 'r' ? repr(v) : to_str(v);
-        }
-      }
-      heap_.charge(out.size());
-      return heap_.string(std::move(out));
-    }
+    case ExprKind::kString: return eval_string_literal(e);
+    case ExprKind::kFString: return eval_fstring(e, frame);
     case ExprKind::kList:
-    case ExprKind::kTuple: {
-      std::vector<Value> items;
-      items.reserve(e->items.size());
-      for (const Expr* item : e->items) items.push_back(eval(item, frame));
-      return e->kind == ExprKind::kList ? heap_.list(std::move(items)) : heap_.tuple(std::move(items));
-    }
-    case ExprKind::kDict: {
-      auto* d = heap_.make<DictObj>();
-      for (size_t i = 0; i + 1 < e->items.size(); i += 2) {
-        Value key = eval(e->items[i], frame);
-        Value value = eval(e->items[i + 1], frame);
-        try {
-          dict_set(heap_, *d, key, value);
-        } catch (NativeError& error) {
-          fail_at(e->items[i]->span, error.message);
-        }
-      }
-      return Value::object(Type::kDict, d);
-    }
+    case ExprKind::kTuple: return eval_sequence(e, frame);
+    case ExprKind::kDict: return eval_dict(e, frame);
     case ExprKind::kListComp:
     case ExprKind::kDictComp: return eval_comprehension(e, frame);
     case ExprKind::kUnary: return unary_op(e->unary_op, eval(e->a, frame));
@@ -355,24 +406,75 @@ Value Evaluator::eval_inner(const Expr* e, Frame* frame) {
       Value index = eval(e->b, frame);
       return index_value(*this, object, index);
     }
-    case ExprKind::kSlice: {
-      Value object = eval(e->a, frame);
-      Value start, stop, step_value;
-      if (e->b) start = eval(e->b, frame);
-      if (e->c) stop = eval(e->c, frame);
-      if (e->d) step_value = eval(e->d, frame);
-      return slice_value(*this, object, e->b ? &start : nullptr, e->c ? &stop : nullptr, e->d ? &step_value : nullptr);
-    }
-    case ExprKind::kDot: {
-      Value object = eval(e->a, frame);
-      Value method = bind_method(*this, object, e->name);
-      if (method.is(Type::kUnbound)) {
-        throw NativeError{"Object of type `" + type_name(object) + "` has no attribute `" + e->name + "`"};
-      }
-      return method;
-    }
+    case ExprKind::kSlice: return eval_slice(e, frame);
+    case ExprKind::kDot: return eval_attribute(e, frame);
   }
   return Value::none();
+}
+
+// A string literal's value is made once per expression and reused, so a literal in a loop
+// does not allocate on every iteration.
+Value Evaluator::eval_string_literal(const Expr* e) {
+  auto it = string_constants_.find(e);
+  if (it != string_constants_.end()) return it->second;
+  Value v = heap_.string(e->name);
+  string_constants_.emplace(e, v);
+  return v;
+}
+
+Value Evaluator::eval_fstring(const Expr* e, Frame* frame) {
+  std::string out;
+  for (const FStringPart& part : e->fstring) {
+    out += part.literal;
+    if (part.expr) {
+      Value v = eval(part.expr, frame);
+      out += part.conversion == 'r' ? repr(v) : to_str(v);
+    }
+  }
+  heap_.charge(out.size());
+  return heap_.string(std::move(out));
+}
+
+Value Evaluator::eval_sequence(const Expr* e, Frame* frame) {
+  std::vector<Value> items;
+  items.reserve(e->items.size());
+  for (const Expr* item : e->items) items.push_back(eval(item, frame));
+  return e->kind == ExprKind::kList ? heap_.list(std::move(items)) : heap_.tuple(std::move(items));
+}
+
+// {k: v, ...}: items alternate key, value; a bad key is reported at the key.
+Value Evaluator::eval_dict(const Expr* e, Frame* frame) {
+  auto* d = heap_.make<DictObj>();
+  for (size_t i = 0; i + 1 < e->items.size(); i += 2) {
+    Value key = eval(e->items[i], frame);
+    Value value = eval(e->items[i + 1], frame);
+    try {
+      dict_set(heap_, *d, key, value);
+    } catch (NativeError& error) {
+      fail_at(e->items[i]->span, error.message);
+    }
+  }
+  return Value::object(Type::kDict, d);
+}
+
+// object[b:c:d]; omitted bounds reach slice_value as nullptr.
+Value Evaluator::eval_slice(const Expr* e, Frame* frame) {
+  Value object = eval(e->a, frame);
+  Value start, stop, step_value;
+  if (e->b) start = eval(e->b, frame);
+  if (e->c) stop = eval(e->c, frame);
+  if (e->d) step_value = eval(e->d, frame);
+  return slice_value(*this, object, e->b ? &start : nullptr, e->c ? &stop : nullptr, e->d ? &step_value : nullptr);
+}
+
+// object.name: only methods exist (no user-defined attributes).
+Value Evaluator::eval_attribute(const Expr* e, Frame* frame) {
+  Value object = eval(e->a, frame);
+  Value method = bind_method(*this, object, e->name);
+  if (method.is(Type::kUnbound)) {
+    throw NativeError{"Object of type `" + type_name(object) + "` has no attribute `" + e->name + "`"};
+  }
+  return method;
 }
 
 Value Evaluator::eval_comprehension(const Expr* e, Frame* frame) {
@@ -501,71 +603,14 @@ Value Evaluator::call_function(FunctionObj* fn, CallArgs& args) {
   Frame local_frame;
   Frame* frame = &local_frame;
   if (def->creates_closures) {
-    auto* heap_frame = heap_.make<Frame>(def->slot_count * sizeof(Value));
-    frame = heap_frame;
+    // Closures may outlive the call, so their frame lives on the Starlark heap.
+    frame = heap_.make<Frame>(def->slot_count * sizeof(Value));
   } else {
     heap_.charge(0);  // frames on the C++ stack cost nothing on the heap
   }
   frame->slots.assign(def->slot_count, Value::unbound());
   frame->parent = fn->closure;
-
-  // Bind arguments: positional parameters, *args, keyword-only parameters, **kwargs.
-  const auto& params = def->params;
-  size_t next_positional = 0;
-  int star_index = -1, kwargs_index = -1;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].kind == Parameter::Kind::kStar) star_index = static_cast<int>(i);
-    if (params[i].kind == Parameter::Kind::kStarStar) kwargs_index = static_cast<int>(i);
-  }
-  std::vector<bool> bound(params.size(), false);
-  for (size_t i = 0; i < params.size() && next_positional < args.positional.size(); ++i) {
-    if (params[i].kind != Parameter::Kind::kNormal) break;
-    frame->slots[params[i].binding.slot] = args.positional[next_positional++];
-    bound[i] = true;
-  }
-  if (next_positional < args.positional.size()) {
-    if (star_index < 0 || params[star_index].name.empty()) {
-      throw NativeError{"Found " + std::to_string(args.positional.size() - next_positional) +
-                        " extra positional argument(s) for call to " + fn->qualified_name};
-    }
-  }
-  if (star_index >= 0 && !params[star_index].name.empty()) {
-    std::vector<Value> rest(args.positional.begin() + static_cast<std::ptrdiff_t>(next_positional), args.positional.end());
-    frame->slots[params[star_index].binding.slot] = heap_.tuple(std::move(rest));
-    bound[star_index] = true;
-  }
-  DictObj* kwargs = nullptr;
-  if (kwargs_index >= 0) {
-    kwargs = heap_.make<DictObj>();
-    frame->slots[params[kwargs_index].binding.slot] = Value::object(Type::kDict, kwargs);
-    bound[kwargs_index] = true;
-  }
-  std::string extra;
-  for (auto& [name, value] : args.named) {
-    size_t k = 0;
-    for (; k < params.size(); ++k) {
-      if (params[k].kind == Parameter::Kind::kNormal && params[k].name == name) break;
-    }
-    if (k < params.size()) {
-      if (bound[k]) throw NativeError{"Argument `" + name + "` occurs more than once"};
-      frame->slots[params[k].binding.slot] = value;
-      bound[k] = true;
-    } else if (kwargs) {
-      Value key = heap_.string(name);
-      if (dict_get(*kwargs, key)) throw NativeError{"Argument `" + name + "` occurs more than once"};
-      dict_set(heap_, *kwargs, key, value);
-    } else {
-      extra += (extra.empty() ? "`" : ", `") + name + "`";
-    }
-  }
-  if (!extra.empty()) throw NativeError{"Found " + extra + " extra named parameter(s) for call to " + fn->qualified_name};
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (bound[i] || params[i].kind != Parameter::Kind::kNormal) continue;
-    if (fn->defaults[i].is(Type::kUnbound)) {
-      throw NativeError{"Missing parameter `" + params[i].name + "` for call to `" + fn->qualified_name + "`"};
-    }
-    frame->slots[params[i].binding.slot] = fn->defaults[i];
-  }
+  bind_arguments(heap_, *fn, args, *frame);
 
   function_names_.push_back(def->name);
   struct Pop {

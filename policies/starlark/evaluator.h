@@ -49,6 +49,12 @@ class Evaluator {
 
   Value eval(const Expr* e, Frame* frame);
   Value eval_inner(const Expr* e, Frame* frame);
+  Value eval_string_literal(const Expr* e);
+  Value eval_fstring(const Expr* e, Frame* frame);
+  Value eval_sequence(const Expr* e, Frame* frame);
+  Value eval_dict(const Expr* e, Frame* frame);
+  Value eval_slice(const Expr* e, Frame* frame);
+  Value eval_attribute(const Expr* e, Frame* frame);
   Value eval_call(const Expr* e, Frame* frame);
   Value eval_comprehension(const Expr* e, Frame* frame);
   void comprehension_clause(const Expr* e, size_t index, Frame* frame, Value& result);

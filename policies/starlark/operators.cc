@@ -79,6 +79,115 @@ int64_t resolve_index(const Value& index, int64_t len) {
   return i;
 }
 
+// The arithmetic and bitwise operators, one per operator: numbers first, then the
+// sequence/string/dict forms; anything else is `unsupported`.
+
+Value add(Evaluator& ev, const Value& a, const Value& b) {
+  Heap& heap = ev.heap();
+  if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(checked_add(a.as_int(), b.as_int()));
+  if (is_number(a) && is_number(b)) return Value::floating(as_double(a) + as_double(b));
+  if (a.is(Type::kString) && b.is(Type::kString)) {
+    heap.charge(str_of(a).size() + str_of(b).size());
+    ev.charge_steps((str_of(a).size() + str_of(b).size()) / 64);
+    return heap.string(str_of(a) + str_of(b));
+  }
+  if (a.is(Type::kList) && b.is(Type::kList)) return heap.list(concat(ev, list_of(a)->items, list_of(b)->items));
+  if (a.is(Type::kTuple) && b.is(Type::kTuple)) return heap.tuple(concat(ev, tuple_of(a)->items, tuple_of(b)->items));
+  unsupported(BinaryOp::kAdd, a, b);
+}
+
+Value subtract(const Value& a, const Value& b) {
+  if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(checked_sub(a.as_int(), b.as_int()));
+  if (is_number(a) && is_number(b)) return Value::floating(as_double(a) - as_double(b));
+  unsupported(BinaryOp::kSub, a, b);
+}
+
+// Numbers, or repetition of a string/list/tuple by an int on either side.
+Value multiply(Evaluator& ev, const Value& a, const Value& b) {
+  Heap& heap = ev.heap();
+  if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(checked_mul(a.as_int(), b.as_int()));
+  if (is_number(a) && is_number(b)) return Value::floating(as_double(a) * as_double(b));
+  if (a.is(Type::kString) && b.is(Type::kInt)) return repeat_string(ev, str_of(a), b.as_int());
+  if (a.is(Type::kInt) && b.is(Type::kString)) return repeat_string(ev, str_of(b), a.as_int());
+  if (a.is(Type::kList) && b.is(Type::kInt)) return heap.list(repeat_items(ev, list_of(a)->items, b.as_int()));
+  if (a.is(Type::kInt) && b.is(Type::kList)) return heap.list(repeat_items(ev, list_of(b)->items, a.as_int()));
+  if (a.is(Type::kTuple) && b.is(Type::kInt)) return heap.tuple(repeat_items(ev, tuple_of(a)->items, b.as_int()));
+  if (a.is(Type::kInt) && b.is(Type::kTuple)) return heap.tuple(repeat_items(ev, tuple_of(b)->items, a.as_int()));
+  unsupported(BinaryOp::kMul, a, b);
+}
+
+Value divide(const Value& a, const Value& b) {
+  if (is_number(a) && is_number(b)) {
+    if (as_double(b) == 0) throw NativeError{"float division by zero: " + to_str(a) + " / " + to_str(b)};
+    return Value::floating(as_double(a) / as_double(b));
+  }
+  unsupported(BinaryOp::kDiv, a, b);
+}
+
+Value floor_divide(const Value& a, const Value& b) {
+  if (a.is(Type::kInt) && b.is(Type::kInt)) {
+    if (b.as_int() == 0) throw NativeError{"Floor division by zero: " + to_str(a) + " // " + to_str(b)};
+    return Value::integer(floor_div(a.as_int(), b.as_int()));
+  }
+  if (is_number(a) && is_number(b)) {
+    if (as_double(b) == 0) throw NativeError{"Cannot divide by zero"};
+    return Value::floating(std::floor(as_double(a) / as_double(b)));
+  }
+  unsupported(BinaryOp::kFloorDiv, a, b);
+}
+
+// `%`: string formatting when the left side is a string, else a floored modulo (the
+// result takes the sign of the divisor, as in Python).
+Value modulo(Evaluator& ev, const Value& a, const Value& b) {
+  if (a.is(Type::kString)) return percent_format(ev, str_of(a), b);
+  if (a.is(Type::kInt) && b.is(Type::kInt)) {
+    if (b.as_int() == 0) throw NativeError{"Modulo by zero: " + to_str(a) + " % " + to_str(b)};
+    return Value::integer(floor_mod(a.as_int(), b.as_int()));
+  }
+  if (is_number(a) && is_number(b)) {
+    double y = as_double(b);
+    if (y == 0) throw NativeError{"Cannot divide by zero"};
+    double r = std::fmod(as_double(a), y);
+    if (r != 0 && ((r < 0) != (y < 0))) r += y;
+    return Value::floating(r);
+  }
+  unsupported(BinaryOp::kMod, a, b);
+}
+
+// `|`: bitwise or of ints, or a dict union (right side wins, left side's order first).
+Value bit_or(Evaluator& ev, const Value& a, const Value& b) {
+  if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(a.as_int() | b.as_int());
+  if (a.is(Type::kDict) && b.is(Type::kDict)) {
+    Heap& heap = ev.heap();
+    auto* d = heap.make<DictObj>();
+    for (const auto& [k, v] : dict_of(a)->entries) dict_set(heap, *d, k, v);
+    for (const auto& [k, v] : dict_of(b)->entries) dict_set(heap, *d, k, v);
+    ev.charge_steps(d->entries.size());
+    return Value::object(Type::kDict, d);
+  }
+  unsupported(BinaryOp::kBitOr, a, b);
+}
+
+// `<<` / `>>` on 64-bit ints: a left shift that loses bits is an overflow error; a right
+// shift by 64 or more leaves only the sign.
+Value shift(BinaryOp op, const Value& a, const Value& b) {
+  if (!a.is(Type::kInt) || !b.is(Type::kInt)) unsupported(op, a, b);
+  int64_t n = b.as_int();
+  if (n < 0) throw NativeError{"Negative shift count"};
+  if (op == BinaryOp::kShr) return Value::integer(n >= 64 ? (a.as_int() < 0 ? -1 : 0) : a.as_int() >> n);
+  if (a.as_int() == 0) return Value::integer(0);
+  if (n >= 63 || (a.as_int() > 0 ? a.as_int() > (INT64_MAX >> n) : a.as_int() < (INT64_MIN >> n))) {
+    throw NativeError{"integer overflow (codexd supports 64-bit integers)"};
+  }
+  return Value::integer(static_cast<int64_t>(static_cast<uint64_t>(a.as_int()) << n));
+}
+
+// `&` and `^`: ints only.
+Value int_bitwise(BinaryOp op, const Value& a, const Value& b) {
+  if (!a.is(Type::kInt) || !b.is(Type::kInt)) unsupported(op, a, b);
+  return Value::integer(op == BinaryOp::kBitAnd ? a.as_int() & b.as_int() : a.as_int() ^ b.as_int());
+}
+
 }  // namespace
 
 bool contains(const Value& container, const Value& item) {
@@ -108,7 +217,6 @@ bool contains(const Value& container, const Value& item) {
 }
 
 Value binary_op(Evaluator& ev, BinaryOp op, const Value& a, const Value& b) {
-  Heap& heap = ev.heap();
   switch (op) {
     case BinaryOp::kEq: return Value::boolean(equals(a, b));
     case BinaryOp::kNe: return Value::boolean(!equals(a, b));
@@ -118,90 +226,17 @@ Value binary_op(Evaluator& ev, BinaryOp op, const Value& a, const Value& b) {
     case BinaryOp::kGe: return Value::boolean(compare(a, b) >= 0);
     case BinaryOp::kIn: return Value::boolean(contains(b, a));
     case BinaryOp::kNotIn: return Value::boolean(!contains(b, a));
-    case BinaryOp::kAdd:
-      if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(checked_add(a.as_int(), b.as_int()));
-      if (is_number(a) && is_number(b)) return Value::floating(as_double(a) + as_double(b));
-      if (a.is(Type::kString) && b.is(Type::kString)) {
-        heap.charge(str_of(a).size() + str_of(b).size());
-        ev.charge_steps((str_of(a).size() + str_of(b).size()) / 64);
-        return heap.string(str_of(a) + str_of(b));
-      }
-      if (a.is(Type::kList) && b.is(Type::kList)) return heap.list(concat(ev, list_of(a)->items, list_of(b)->items));
-      if (a.is(Type::kTuple) && b.is(Type::kTuple)) return heap.tuple(concat(ev, tuple_of(a)->items, tuple_of(b)->items));
-      unsupported(op, a, b);
-    case BinaryOp::kSub:
-      if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(checked_sub(a.as_int(), b.as_int()));
-      if (is_number(a) && is_number(b)) return Value::floating(as_double(a) - as_double(b));
-      unsupported(op, a, b);
-    case BinaryOp::kMul:
-      if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(checked_mul(a.as_int(), b.as_int()));
-      if (is_number(a) && is_number(b)) return Value::floating(as_double(a) * as_double(b));
-      if (a.is(Type::kString) && b.is(Type::kInt)) return repeat_string(ev, str_of(a), b.as_int());
-      if (a.is(Type::kInt) && b.is(Type::kString)) return repeat_string(ev, str_of(b), a.as_int());
-      if (a.is(Type::kList) && b.is(Type::kInt)) return heap.list(repeat_items(ev, list_of(a)->items, b.as_int()));
-      if (a.is(Type::kInt) && b.is(Type::kList)) return heap.list(repeat_items(ev, list_of(b)->items, a.as_int()));
-      if (a.is(Type::kTuple) && b.is(Type::kInt)) return heap.tuple(repeat_items(ev, tuple_of(a)->items, b.as_int()));
-      if (a.is(Type::kInt) && b.is(Type::kTuple)) return heap.tuple(repeat_items(ev, tuple_of(b)->items, a.as_int()));
-      unsupported(op, a, b);
-    case BinaryOp::kDiv:
-      if (is_number(a) && is_number(b)) {
-        if (as_double(b) == 0) throw NativeError{"float division by zero: " + to_str(a) + " / " + to_str(b)};
-        return Value::floating(as_double(a) / as_double(b));
-      }
-      unsupported(op, a, b);
-    case BinaryOp::kFloorDiv:
-      if (a.is(Type::kInt) && b.is(Type::kInt)) {
-        if (b.as_int() == 0) throw NativeError{"Floor division by zero: " + to_str(a) + " // " + to_str(b)};
-        return Value::integer(floor_div(a.as_int(), b.as_int()));
-      }
-      if (is_number(a) && is_number(b)) {
-        if (as_double(b) == 0) throw NativeError{"Cannot divide by zero"};
-        return Value::floating(std::floor(as_double(a) / as_double(b)));
-      }
-      unsupported(op, a, b);
-    case BinaryOp::kMod:
-      if (a.is(Type::kString)) return percent_format(ev, str_of(a), b);
-      if (a.is(Type::kInt) && b.is(Type::kInt)) {
-        if (b.as_int() == 0) throw NativeError{"Modulo by zero: " + to_str(a) + " % " + to_str(b)};
-        return Value::integer(floor_mod(a.as_int(), b.as_int()));
-      }
-      if (is_number(a) && is_number(b)) {
-        double y = as_double(b);
-        if (y == 0) throw NativeError{"Cannot divide by zero"};
-        double r = std::fmod(as_double(a), y);
-        if (r != 0 && ((r < 0) != (y < 0))) r += y;
-        return Value::floating(r);
-      }
-      unsupported(op, a, b);
+    case BinaryOp::kAdd: return add(ev, a, b);
+    case BinaryOp::kSub: return subtract(a, b);
+    case BinaryOp::kMul: return multiply(ev, a, b);
+    case BinaryOp::kDiv: return divide(a, b);
+    case BinaryOp::kFloorDiv: return floor_divide(a, b);
+    case BinaryOp::kMod: return modulo(ev, a, b);
     case BinaryOp::kBitAnd:
-      if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(a.as_int() & b.as_int());
-      unsupported(op, a, b);
-    case BinaryOp::kBitXor:
-      if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(a.as_int() ^ b.as_int());
-      unsupported(op, a, b);
-    case BinaryOp::kBitOr:
-      if (a.is(Type::kInt) && b.is(Type::kInt)) return Value::integer(a.as_int() | b.as_int());
-      if (a.is(Type::kDict) && b.is(Type::kDict)) {
-        auto* d = heap.make<DictObj>();
-        for (const auto& [k, v] : dict_of(a)->entries) dict_set(heap, *d, k, v);
-        for (const auto& [k, v] : dict_of(b)->entries) dict_set(heap, *d, k, v);
-        ev.charge_steps(d->entries.size());
-        return Value::object(Type::kDict, d);
-      }
-      unsupported(op, a, b);
+    case BinaryOp::kBitXor: return int_bitwise(op, a, b);
+    case BinaryOp::kBitOr: return bit_or(ev, a, b);
     case BinaryOp::kShl:
-    case BinaryOp::kShr:
-      if (a.is(Type::kInt) && b.is(Type::kInt)) {
-        int64_t n = b.as_int();
-        if (n < 0) throw NativeError{"Negative shift count"};
-        if (op == BinaryOp::kShr) return Value::integer(n >= 64 ? (a.as_int() < 0 ? -1 : 0) : a.as_int() >> n);
-        if (a.as_int() == 0) return Value::integer(0);
-        if (n >= 63 || (a.as_int() > 0 ? a.as_int() > (INT64_MAX >> n) : a.as_int() < (INT64_MIN >> n))) {
-          throw NativeError{"integer overflow (codexd supports 64-bit integers)"};
-        }
-        return Value::integer(static_cast<int64_t>(static_cast<uint64_t>(a.as_int()) << n));
-      }
-      unsupported(op, a, b);
+    case BinaryOp::kShr: return shift(op, a, b);
   }
   unsupported(op, a, b);
 }

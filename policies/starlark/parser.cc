@@ -800,7 +800,8 @@ class Parser {
     return clauses;
   }
 
-  // f"...": literal text with {expr[!r|!s]} fields; {{ and }} are literal braces.
+  // f"...": literal text with {expr[!r|!s]} fields; {{ and }} are literal braces. Each field
+  // becomes a part holding the literal text before it; a last part holds the tail.
   Expr* parse_fstring(const Token& t) {
     Expr* e = arena_->new_expr(ExprKind::kFString, t.span);
     const std::string& body = t.text;
@@ -808,26 +809,19 @@ class Parser {
     size_t i = 0;
     size_t literal_begin = 0;
     std::string literal;
-    auto flush_literal = [&](size_t end) {
-      if (end > literal_begin) {
-        literal += t.raw_string ? body.substr(literal_begin, end - literal_begin)
-                                : decode_string_body(source_, base + static_cast<uint32_t>(literal_begin),
-                                                     base + static_cast<uint32_t>(end));
-      }
-    };
     while (i < body.size()) {
       char c = body[i];
       if (c == '\\') {
+        i += 2;  // an escape (even \{) is literal text
+        continue;
+      }
+      if ((c == '{' || c == '}') && i + 1 < body.size() && body[i + 1] == c) {
+        append_fstring_literal(t, literal_begin, i + 1, literal);  // keeps one of the two braces
         i += 2;
+        literal_begin = i;
         continue;
       }
       if (c == '}') {
-        if (i + 1 < body.size() && body[i + 1] == '}') {
-          flush_literal(i + 1);
-          i += 2;
-          literal_begin = i;
-          continue;
-        }
         fail({base + static_cast<uint32_t>(i), base + static_cast<uint32_t>(i + 1)},
              "Parse error: f-string: single '}' is not allowed");
       }
@@ -835,58 +829,75 @@ class Parser {
         ++i;
         continue;
       }
-      if (i + 1 < body.size() && body[i + 1] == '{') {
-        flush_literal(i + 1);
-        i += 2;
-        literal_begin = i;
-        continue;
-      }
-      flush_literal(i);
-      size_t expr_begin = i + 1;
-      size_t j = expr_begin;
-      int nesting = 0;
-      char quote = 0;
-      while (j < body.size()) {
-        char d = body[j];
-        if (quote) {
-          if (d == quote) quote = 0;
-        } else if (d == '\'' || d == '"') {
-          quote = d;
-        } else if (d == '(' || d == '[' || d == '{') {
-          ++nesting;
-        } else if ((d == ')' || d == ']' || d == '}') && nesting > 0) {
-          --nesting;
-        } else if (nesting == 0 && (d == '}' || d == '!')) {
-          break;
-        }
-        ++j;
-      }
-      if (j >= body.size()) {
-        fail({base + static_cast<uint32_t>(i), base + static_cast<uint32_t>(body.size())},
-             "Parse error: f-string: expecting '}'");
-      }
-      FStringPart part;
-      part.literal = std::move(literal);
-      literal.clear();
-      part.expr = parse_fstring_field(base + static_cast<uint32_t>(expr_begin), base + static_cast<uint32_t>(j));
-      if (body[j] == '!') {
-        if (j + 2 < body.size() && (body[j + 1] == 'r' || body[j + 1] == 's') && body[j + 2] == '}') {
-          part.conversion = body[j + 1];
-          j += 2;
-        } else {
-          fail({base + static_cast<uint32_t>(j), base + static_cast<uint32_t>(j + 1)},
-               "Parse error: f-string: invalid conversion");
-        }
-      }
-      e->fstring.push_back(std::move(part));
-      i = j + 1;
+      append_fstring_literal(t, literal_begin, i, literal);
+      i = parse_fstring_part(t, i, literal, e);
       literal_begin = i;
     }
-    flush_literal(body.size());
+    append_fstring_literal(t, literal_begin, body.size(), literal);
     FStringPart tail;
     tail.literal = std::move(literal);
     e->fstring.push_back(std::move(tail));
     return e;
+  }
+
+  // Appends body[begin, end) of an f-string token to literal, escapes decoded unless raw.
+  void append_fstring_literal(const Token& t, size_t begin, size_t end, std::string& literal) {
+    if (end <= begin) return;
+    uint32_t base = t.body_begin;
+    literal += t.raw_string ? t.text.substr(begin, end - begin)
+                            : decode_string_body(source_, base + static_cast<uint32_t>(begin),
+                                                 base + static_cast<uint32_t>(end));
+  }
+
+  // The field whose '{' is at body[open]: appends a part (taking literal) to e and returns
+  // the index just past its closing '}'.
+  size_t parse_fstring_part(const Token& t, size_t open, std::string& literal, Expr* e) {
+    const std::string& body = t.text;
+    uint32_t base = t.body_begin;
+    size_t expr_begin = open + 1;
+    size_t j = fstring_field_end(body, expr_begin);
+    if (j >= body.size()) {
+      fail({base + static_cast<uint32_t>(open), base + static_cast<uint32_t>(body.size())},
+           "Parse error: f-string: expecting '}'");
+    }
+    FStringPart part;
+    part.literal = std::move(literal);
+    literal.clear();
+    part.expr = parse_fstring_field(base + static_cast<uint32_t>(expr_begin), base + static_cast<uint32_t>(j));
+    if (body[j] == '!') {
+      if (j + 2 < body.size() && (body[j + 1] == 'r' || body[j + 1] == 's') && body[j + 2] == '}') {
+        part.conversion = body[j + 1];
+        j += 2;
+      } else {
+        fail({base + static_cast<uint32_t>(j), base + static_cast<uint32_t>(j + 1)},
+             "Parse error: f-string: invalid conversion");
+      }
+    }
+    e->fstring.push_back(std::move(part));
+    return j + 1;
+  }
+
+  // Index of the '}' or '!' ending a field's expression (skipping brackets and quoted
+  // text), or body.size() when there is none.
+  static size_t fstring_field_end(const std::string& body, size_t j) {
+    int nesting = 0;
+    char quote = 0;
+    while (j < body.size()) {
+      char d = body[j];
+      if (quote) {
+        if (d == quote) quote = 0;
+      } else if (d == '\'' || d == '"') {
+        quote = d;
+      } else if (d == '(' || d == '[' || d == '{') {
+        ++nesting;
+      } else if ((d == ')' || d == ']' || d == '}') && nesting > 0) {
+        --nesting;
+      } else if (nesting == 0 && (d == '}' || d == '!')) {
+        break;
+      }
+      ++j;
+    }
+    return j;
   }
 
   Expr* parse_fstring_field(uint32_t begin, uint32_t end) {
