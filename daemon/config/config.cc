@@ -273,6 +273,8 @@ Result<Config> parse_config(const std::string& text, const std::string& source_p
     check_absolute(errors, t->get("default_shell"), "exec.default_shell", c.exec.default_shell);
     r.read("allow_login_shell", c.exec.allow_login_shell);
     r.read_int("max_sessions", c.exec.max_sessions, 9, 4096);
+    r.read_int("max_sessions_per_agent", c.exec.max_sessions_per_agent, 0, 4096);
+    r.read_int("max_sessions_total", c.exec.max_sessions_total, 9, 65536);
     r.read_int("background_terminal_max_timeout_ms", c.exec.background_terminal_max_timeout_ms, 5000, 86'400'000);
     r.read_int("session_output_bytes", c.exec.session_output_bytes, 4096, 256LL << 20);
     r.read_int("attach_window_bytes", c.exec.attach_window_bytes, 65536, 256LL << 20);

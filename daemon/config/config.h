@@ -38,7 +38,9 @@ struct DaemonSection {
 struct ExecSection {
   std::string default_shell = "/bin/bash";
   bool allow_login_shell = true;
-  uint32_t max_sessions = 64;
+  uint32_t max_sessions = 64;              // per uid, pruned within the uid (Codex's 64)
+  uint32_t max_sessions_per_agent = 0;     // per agent within a uid; 0: none
+  uint32_t max_sessions_total = 1024;      // the whole daemon; refused past it, never pruned across users
   uint32_t background_terminal_max_timeout_ms = 300'000;
   uint64_t session_output_bytes = 1024 * 1024;  // head+tail buffer between polls
   uint64_t attach_window_bytes = 1024 * 1024;   // replay window for Attach

@@ -20,6 +20,11 @@ ExecEngine::ExecEngine(boost::asio::io_context& io, StoreLimits store_limits, En
 
 std::optional<WaitTicket> ExecEngine::exec(SessionMetadata metadata, const LaunchSpec& launch, Clock::time_point start,
                                            uint32_t yield_ms, uint32_t max_output_tokens, Done done) {
+  // Room first: a session refused for the owner's limit is never spawned.
+  if (Status room = store_.make_room(metadata.owner_uid, metadata.agent_id); !room.ok()) {
+    done(room);
+    return std::nullopt;
+  }
   auto id = store_.reserve_id();
   if (!id.ok()) {
     done(id.status());
@@ -120,7 +125,9 @@ void ExecEngine::on_collected(int session_id, Clock::time_point start, uint32_t 
   outcome.chunk_id = generate_chunk_id();
   outcome.wall_time_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   outcome.raw_output = utf8_lossy(collected.output);
-  outcome.original_token_count = approx_token_count(outcome.raw_output);
+  // Every byte the command wrote since the last call counts, also those the 1 MiB head+tail
+  // buffer had to drop (Codex counts the untruncated output).
+  outcome.original_token_count = (outcome.raw_output.size() + collected.omitted_bytes + 3) / 4;
   outcome.output = formatted_truncate_text(outcome.raw_output, max_output_tokens);
   outcome.output_offset = collected.output_offset;
   if (collected.exit) {
@@ -130,7 +137,7 @@ void ExecEngine::on_collected(int session_id, Clock::time_point start, uint32_t 
     store_.remove(session_id);
   } else {
     outcome.session_id = session_id;
-    std::string warning = store_.session_count_warning();
+    std::string warning = store_.session_count_warning(collected.owner_uid);
     if (!warning.empty()) outcome.warnings.push_back(std::move(warning));
   }
   render_text(outcome);

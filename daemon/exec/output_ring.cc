@@ -6,10 +6,25 @@
 
 namespace codexd::exec {
 
-OutputRing::OutputRing(size_t capacity) : buffer_(std::max<size_t>(capacity, 1)) {}
+OutputRing::OutputRing(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
+
+void OutputRing::grow_to_hold(size_t bytes) {
+  if (buffer_.capacity() >= bytes) return;
+  size_t want = std::max<size_t>({bytes, buffer_.capacity() * 2, 4096});
+  buffer_.reserve(std::min(want, capacity_));
+}
 
 void OutputRing::append(std::string_view data) {
-  const size_t cap = buffer_.size();
+  const size_t cap = capacity_;
+  if (buffer_.size() < cap) {  // still growing: linear, index == offset
+    const size_t take = std::min(cap - buffer_.size(), data.size());
+    grow_to_hold(buffer_.size() + take);
+    buffer_.insert(buffer_.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
+    end_ += take;
+    size_ = buffer_.size();
+    data.remove_prefix(take);
+    if (data.empty()) return;
+  }
   if (data.size() >= cap) {
     // Only the last `cap` bytes survive; lay them out so that slot = offset % cap holds.
     end_ += data.size();
@@ -37,7 +52,7 @@ void OutputRing::append(std::string_view data) {
 
 std::string OutputRing::read(uint64_t offset, size_t max_bytes) const {
   assert(offset >= begin_offset() && offset <= end_);
-  const size_t cap = buffer_.size();
+  const size_t cap = capacity_;
   size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - offset, max_bytes));
   std::string out;
   out.resize(n);

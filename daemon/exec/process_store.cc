@@ -21,19 +21,71 @@ Result<int> ProcessStore::reserve_id() {
   std::uniform_int_distribution<int> dist(kMinSessionId, kMaxSessionIdExclusive - 1);
   for (;;) {
     int id = ids_ ? ids_() : dist(rng_);
-    if (reserved_.insert(id).second) return id;
+    if (tombstones_.count(id) && !ids_) continue;  // its owner may still ask about the pruned one
+    if (reserved_.insert(id).second) {
+      tombstones_.erase(id);
+      return id;
+    }
   }
 }
 
 void ProcessStore::release_id(int id) { reserved_.erase(id); }
 
-void ProcessStore::insert(std::shared_ptr<Session> session) {
-  if (sessions_.size() >= limits_.max_sessions) {
-    std::vector<PruneCandidate> candidates;
-    candidates.reserve(sessions_.size());
-    for (const auto& [id, s] : sessions_) candidates.push_back({id, s->last_used(), s->has_exited()});
-    if (auto victim = choose_session_to_prune(std::move(candidates), limits_.protected_recent)) remove(*victim);
+size_t ProcessStore::count_for(uid_t uid, const std::string* agent_id) const {
+  size_t n = 0;
+  for (const auto& [id, s] : sessions_) {
+    n += s->metadata().owner_uid == uid && (!agent_id || s->metadata().agent_id == *agent_id);
   }
+  return n;
+}
+
+bool ProcessStore::prune_one(const std::function<bool(const Session&)>& in_scope) {
+  std::vector<PruneCandidate> candidates;
+  for (const auto& [id, s] : sessions_) {
+    if (in_scope(*s)) candidates.push_back({id, s->last_used(), s->has_exited()});
+  }
+  auto victim = choose_session_to_prune(std::move(candidates), limits_.protected_recent);
+  if (!victim) return false;
+  bury(*sessions_.at(*victim));
+  remove(*victim);
+  return true;
+}
+
+void ProcessStore::bury(const Session& session) {
+  Tombstone t;
+  t.owner_uid = session.metadata().owner_uid;
+  if (session.exit_status()) t.exit_code = session.exit_status()->exit_code;
+  tombstones_[session.id()] = t;
+  tombstone_order_.push_back(session.id());
+  while (tombstone_order_.size() > limits_.tombstones) {
+    tombstones_.erase(tombstone_order_.front());
+    tombstone_order_.pop_front();
+  }
+}
+
+Status ProcessStore::make_room(uid_t uid, const std::string& agent_id) {
+  if (limits_.max_sessions_per_agent > 0 && count_for(uid, &agent_id) >= limits_.max_sessions_per_agent) {
+    auto same_agent = [&](const Session& s) { return s.metadata().owner_uid == uid && s.metadata().agent_id == agent_id; };
+    if (!prune_one(same_agent)) {
+      return ResourceExhausted("agent \"" + agent_id + "\" already has " + std::to_string(limits_.max_sessions_per_agent) +
+                               " recently used sessions (exec.max_sessions_per_agent); end one first");
+    }
+  }
+  if (count_for(uid) >= limits_.max_sessions) {
+    auto same_uid = [&](const Session& s) { return s.metadata().owner_uid == uid; };
+    if (!prune_one(same_uid)) {
+      return ResourceExhausted("uid " + std::to_string(uid) + " already has " + std::to_string(limits_.max_sessions) +
+                               " recently used sessions (exec.max_sessions); end one first");
+    }
+  }
+  if (sessions_.size() >= limits_.max_sessions_total) {
+    return ResourceExhausted("codexd holds " + std::to_string(sessions_.size()) +
+                             " sessions, its limit (exec.max_sessions_total); try again when some have ended");
+  }
+  return Status::Ok();
+}
+
+void ProcessStore::insert(std::shared_ptr<Session> session) {
   ++total_created_;
   reserved_.insert(session->id());
   sessions_[session->id()] = std::move(session);
@@ -41,12 +93,20 @@ void ProcessStore::insert(std::shared_ptr<Session> session) {
 
 Result<std::shared_ptr<Session>> ProcessStore::find(int id, const Requester& requester) {
   auto it = sessions_.find(id);
-  if (it == sessions_.end()) return NotFound("Unknown process id " + std::to_string(id));
-  if (it->second->metadata().owner_uid != requester.uid && !requester.is_admin) {
-    return PermissionDenied("process id " + std::to_string(id) + " belongs to another user");
+  const bool visible = it != sessions_.end() && (it->second->metadata().owner_uid == requester.uid || requester.is_admin);
+  if (visible) {
+    it->second->touch();
+    return it->second;
   }
-  it->second->touch();
-  return it->second;
+  if (auto t = tombstones_.find(id); it == sessions_.end() && t != tombstones_.end() &&
+                                     (t->second.owner_uid == requester.uid || requester.is_admin)) {
+    return NotFound("process id " + std::to_string(id) +
+                    (t->second.exit_code ? " had exited with code " + std::to_string(*t->second.exit_code) + " and"
+                                         : " was still running and") +
+                    " was pruned to make room for newer sessions (exec.max_sessions); its output is gone");
+  }
+  // Another uid's session reads exactly like a missing one.
+  return NotFound("Unknown process id " + std::to_string(id));
 }
 
 void ProcessStore::remove(int id) {
@@ -73,13 +133,16 @@ std::vector<std::shared_ptr<Session>> ProcessStore::take_all() {
   for (auto& [id, s] : sessions_) out.push_back(std::move(s));
   sessions_.clear();
   reserved_.clear();
+  tombstones_.clear();
+  tombstone_order_.clear();
   return out;
 }
 
-std::string ProcessStore::session_count_warning() const {
-  if (sessions_.size() < limits_.warning_threshold) return {};
+std::string ProcessStore::session_count_warning(uid_t uid) const {
+  const size_t mine = count_for(uid);
+  if (mine < limits_.warning_threshold) return {};
   return "The maximum number of unified exec processes you can keep open is " +
-         std::to_string(limits_.warning_threshold) + " and you currently have " + std::to_string(sessions_.size()) +
+         std::to_string(limits_.warning_threshold) + " and you currently have " + std::to_string(mine) +
          " processes open. Reuse older processes or close them to prevent automatic pruning of old processes";
 }
 

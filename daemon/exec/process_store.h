@@ -5,8 +5,10 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <vector>
@@ -16,10 +18,14 @@
 
 namespace codexd::exec {
 
+// Limits are per owner, so one user (or agent) filling its sessions never evicts another's.
 struct StoreLimits {
-  size_t max_sessions = 64;        // MAX_UNIFIED_EXEC_PROCESSES
-  size_t protected_recent = 8;     // never pruned
-  size_t warning_threshold = 60;   // WARNING_UNIFIED_EXEC_PROCESSES
+  size_t max_sessions = 64;            // per uid: Codex's MAX_UNIFIED_EXEC_PROCESSES, pruned within the uid
+  size_t max_sessions_per_agent = 0;   // per agent within a uid, pruned within the agent; 0: no such limit
+  size_t max_sessions_total = 1024;    // the whole daemon: past it new sessions are refused, nothing is pruned
+  size_t protected_recent = 8;         // an owner's newest sessions, never pruned
+  size_t warning_threshold = 60;       // WARNING_UNIFIED_EXEC_PROCESSES (of the uid's sessions)
+  size_t tombstones = 512;             // pruned sessions whose fate their owner can still ask about
 };
 
 // Who is asking (from SO_PEERCRED, never from the request).
@@ -38,12 +44,18 @@ class ProcessStore {
   Result<int> reserve_id();
   void release_id(int id);
 
-  // Stores a session under its reserved id. When the store is full, first removes one
-  // session by Codex's prune rule and returns it (the caller has nothing to do: it is released).
+  // Before a session of (uid, agent) is spawned: when the owner is at its limit, prunes the
+  // owner's own least recently used session (Codex's rule: exited first, never its 8 newest);
+  // RESOURCE_EXHAUSTED naming the limit when nothing of its own can go, or when the daemon
+  // holds max_sessions_total. Never touches another owner's session.
+  Status make_room(uid_t uid, const std::string& agent_id);
+
+  // Stores a session under its reserved id (after make_room).
   void insert(std::shared_ptr<Session> session);
 
-  // The caller's session: NOT_FOUND "Unknown process id N", or PERMISSION_DENIED for another
-  // uid's session. Refreshes last_used.
+  // The caller's session. Another uid's session answers exactly like one that does not exist
+  // (NOT_FOUND "Unknown process id N"), so ids do not leak; a session of the caller's that was
+  // pruned says so, with its exit code if it had exited. Refreshes last_used.
   Result<std::shared_ptr<Session>> find(int id, const Requester& requester);
 
   // Removes (reported exit, cancel) and releases: kills what still runs in its group.
@@ -58,15 +70,26 @@ class ProcessStore {
   size_t size() const { return sessions_.size(); }
   uint64_t total_created() const { return total_created_; }
   const StoreLimits& limits() const { return limits_; }
-  // Codex's model warning when the store holds >= 60 sessions; empty otherwise.
-  std::string session_count_warning() const;
+  // Codex's model warning when the uid holds >= 60 sessions; empty otherwise.
+  std::string session_count_warning(uid_t uid) const;
+  size_t count_for(uid_t uid, const std::string* agent_id = nullptr) const;
 
  private:
+  struct Tombstone {
+    uid_t owner_uid = 0;
+    std::optional<int> exit_code;  // nullopt: it was still running and was killed
+  };
+  // Prunes one of the sessions `in_scope` accepts; false when all of them are protected.
+  bool prune_one(const std::function<bool(const Session&)>& in_scope);
+  void bury(const Session& session);
+
   StoreLimits limits_;
   IdGenerator ids_;
   std::mt19937 rng_;
   std::map<int, std::shared_ptr<Session>> sessions_;
   std::set<int> reserved_;
+  std::map<int, Tombstone> tombstones_;
+  std::deque<int> tombstone_order_;  // oldest first, bounded by limits_.tombstones
   uint64_t total_created_ = 0;
 };
 

@@ -237,7 +237,9 @@ void Session::complete_waiter(WaitId id) {
   auto done = std::move(it->second.done);
   waiters_.erase(it);
   Collected collected;
+  collected.omitted_bytes = pending_.omitted_bytes();
   collected.output = pending_.drain();
+  collected.owner_uid = metadata_.owner_uid;
   collected.output_offset = ring_.end_offset();
   collected.exit = exit_;
   done(std::move(collected));

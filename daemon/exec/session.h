@@ -61,7 +61,9 @@ struct SessionLimits {
 // What a wait returns.
 struct Collected {
   std::string output;                // drained bytes (raw)
+  uint64_t omitted_bytes = 0;        // bytes since the previous drain that the head+tail buffer dropped
   uint64_t output_offset = 0;        // stream offset after the drained bytes
+  uid_t owner_uid = 0;               // the session's owner
   std::optional<ExitStatus> exit;    // the process exited: the session is over
 };
 

@@ -235,6 +235,8 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   // Core: sessions, approvals, orchestration, all on one io thread.
   exec::StoreLimits store_limits;
   store_limits.max_sessions = d.config.exec.max_sessions;
+  store_limits.max_sessions_per_agent = d.config.exec.max_sessions_per_agent;
+  store_limits.max_sessions_total = d.config.exec.max_sessions_total;
   exec::EngineOptions engine_options;
   engine_options.max_poll_ms = d.config.exec.background_terminal_max_timeout_ms;
   engine_options.session_limits.poll_buffer_bytes = d.config.exec.session_output_bytes;

@@ -41,5 +41,30 @@ TEST(OutputRing, WrapsManyTimes) {
   }
 }
 
+TEST(OutputRing, MemoryFollowsTheOutput) {
+  OutputRing r(1 << 20);
+  EXPECT_EQ(r.allocated_bytes(), 0u) << "an idle session holds no replay buffer";
+  r.append("hello");
+  EXPECT_LE(r.allocated_bytes(), 4096u);
+  std::string all = "hello";
+  for (int i = 0; i < 3000; ++i) {  // grows past the capacity, then wraps
+    std::string chunk(701, static_cast<char>('a' + i % 26));
+    r.append(chunk);
+    all += chunk;
+    ASSERT_LE(r.allocated_bytes(), size_t{1} << 20);
+    uint64_t begin = r.begin_offset();
+    ASSERT_EQ(r.read(begin, all.size()), all.substr(begin)) << "after " << i << " chunks";
+  }
+  EXPECT_EQ(r.allocated_bytes(), size_t{1} << 20);
+}
+
+TEST(OutputRing, AnAppendThatCrossesTheEndOfGrowthWrapsCorrectly) {
+  OutputRing r(10);
+  r.append("0123456");
+  r.append("789abcdef");  // 3 bytes fill it, 6 wrap
+  EXPECT_EQ(r.begin_offset(), 6u);
+  EXPECT_EQ(r.read(6, 100), "6789abcdef");
+}
+
 }  // namespace
 }  // namespace codexd::exec

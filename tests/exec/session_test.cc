@@ -172,7 +172,7 @@ TEST_F(SessionTest, CancelKillsTheWholeProcessTreeIncludingAGrandchild) {
   }));
 }
 
-TEST_F(SessionTest, AnotherUidIsRefused) {
+TEST_F(SessionTest, AnotherUidIsRefusedAsIfTheSessionDidNotExist) {
   auto r = exec(shell("sleep 30"), 250);
   ASSERT_TRUE(r.ok());
   ASSERT_TRUE(r->session_id);
@@ -180,10 +180,20 @@ TEST_F(SessionTest, AnotherUidIsRefused) {
   std::optional<Result<UnifiedOutcome>> got;
   engine.poll(stranger, *r->session_id, 0, 100, [&](Result<UnifiedOutcome> res) { got = std::move(res); });
   ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(got->status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(got->status().message(), "Unknown process id " + std::to_string(*r->session_id));
   EXPECT_EQ(engine.cancel(stranger, *r->session_id, ExecEngine::CancelMode::kKill, 0ms).status().code(),
-            StatusCode::kPermissionDenied);
+            StatusCode::kNotFound);
   engine.kill_all();
+}
+
+TEST_F(SessionTest, OriginalTokenCountCountsEveryByteNotOnlyWhatTheBufferKept) {
+  // 3 MB of output in one call: the 1 MiB head+tail buffer keeps 1 MiB, Codex's count is of
+  // the whole output, ceil(3000000 / 4).
+  auto r = exec(shell("head -c 3000000 /dev/zero | tr '\\0' a"), 30000);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->original_token_count, 750000u);
 }
 
 TEST_F(SessionTest, OutputOverTheBudgetIsTruncatedInCodexFormat) {

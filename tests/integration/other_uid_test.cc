@@ -28,7 +28,8 @@ class OtherUidTest : public ::testing::Test {
     auto call = exec_command(*root_, argv_request(daemon_, {"sleep", "1000"}, 250));
     ASSERT_TRUE(call.status.ok() && call.result.has_session_id()) << describe(call.status);
     root_session_ = call.result.session_id();
-    denied_ = "process id " + std::to_string(root_session_) + " belongs to another user";
+    // Exactly what a session id that does not exist gets: another uid learns nothing.
+    denied_ = "Unknown process id " + std::to_string(root_session_);
   }
   void TearDown() override {
     root_.reset();  // an open connection would hold the daemon's shutdown for its 2 s grace
@@ -41,7 +42,7 @@ class OtherUidTest : public ::testing::Test {
   std::string denied_;
 };
 
-TEST_F(OtherUidTest, GrpcCallsFromAnotherUidAreRefusedWithPermissionDenied) {
+TEST_F(OtherUidTest, AnotherUidIsRefusedAndCannotTellWhichSessionIdsExist) {
   ChannelAsUid nobody(daemon_.socket_path(), kNobody);
   ASSERT_TRUE(nobody.ok());
   auto stub = v1::Exec::NewStub(nobody.channel());
@@ -64,18 +65,18 @@ TEST_F(OtherUidTest, GrpcCallsFromAnotherUidAreRefusedWithPermissionDenied) {
     EXPECT_EQ(st.error_message(), not_for_you);
   }
 
-  // Root's session: every way in is refused, and it keeps running.
+  // Root's session: every way in is refused as if it did not exist, and it keeps running.
   auto polled = poll(*stub, root_session_, 0);
-  EXPECT_EQ(polled.status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << describe(polled.status);
+  EXPECT_EQ(polled.status.error_code(), grpc::StatusCode::NOT_FOUND) << describe(polled.status);
   EXPECT_EQ(polled.status.error_message(), denied_);
   auto written = write_stdin(*stub, root_session_, "x");
-  EXPECT_EQ(written.status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << describe(written.status);
+  EXPECT_EQ(written.status.error_code(), grpc::StatusCode::NOT_FOUND) << describe(written.status);
   EXPECT_EQ(written.status.error_message(), denied_);
   auto empty_write = write_stdin(*stub, root_session_, "");
-  EXPECT_EQ(empty_write.status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(empty_write.status.error_code(), grpc::StatusCode::NOT_FOUND);
   for (auto mode : {v1::CancelRequest::INTERRUPT, v1::CancelRequest::TERMINATE, v1::CancelRequest::KILL}) {
     auto st = cancel(*stub, root_session_, mode);
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED) << describe(st);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND) << describe(st);
     EXPECT_EQ(st.error_message(), denied_);
   }
   {
@@ -86,7 +87,7 @@ TEST_F(OtherUidTest, GrpcCallsFromAnotherUidAreRefusedWithPermissionDenied) {
     v1::OutputEvent event;
     EXPECT_FALSE(reader->Read(&event));
     auto st = reader->Finish();
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED) << describe(st);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND) << describe(st);
     EXPECT_EQ(st.error_message(), denied_);
   }
   {
@@ -95,7 +96,7 @@ TEST_F(OtherUidTest, GrpcCallsFromAnotherUidAreRefusedWithPermissionDenied) {
     input.set_session_id(root_session_);
     input.set_data("x");
     v1::SendInputResponse response;
-    EXPECT_EQ(stub->SendInput(&context, input, &response).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_EQ(stub->SendInput(&context, input, &response).error_code(), grpc::StatusCode::NOT_FOUND);
   }
   {
     grpc::ClientContext context;
@@ -104,7 +105,7 @@ TEST_F(OtherUidTest, GrpcCallsFromAnotherUidAreRefusedWithPermissionDenied) {
     resize.set_rows(10);
     resize.set_cols(10);
     v1::ResizeTerminalResponse response;
-    EXPECT_EQ(stub->ResizeTerminal(&context, resize, &response).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_EQ(stub->ResizeTerminal(&context, resize, &response).error_code(), grpc::StatusCode::NOT_FOUND);
   }
   {
     grpc::ClientContext context;

@@ -115,7 +115,10 @@ TEST(Pruning, The65thSessionPrunesAnExitedOneFirstThenTheLeastRecentlyUsed) {
   EXPECT_TRUE(contains_session(after65, lru_after_touch));
   auto gone = poll(*stub, exited_id, 0);
   EXPECT_EQ(gone.status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(gone.status.error_message(), "Unknown process id " + std::to_string(exited_id));
+  // Its owner is told what happened to it, exit code included (not "Unknown process id").
+  EXPECT_EQ(gone.status.error_message(), "process id " + std::to_string(exited_id) +
+                                             " had exited with code 0 and was pruned to make room for newer "
+                                             "sessions (exec.max_sessions); its output is gone");
 
   // 66th: nothing has exited, so the least recently used running session is pruned and killed.
   auto c66 = exec_command(*stub, sleeper);
@@ -126,7 +129,9 @@ TEST(Pruning, The65thSessionPrunesAnExitedOneFirstThenTheLeastRecentlyUsed) {
   EXPECT_FALSE(contains_session(after66, lru_after_touch));
   for (int id : touched) EXPECT_TRUE(contains_session(after66, id));
   EXPECT_TRUE(contains_session(after66, c65.result.session_id()));
-  EXPECT_EQ(poll(*stub, lru_after_touch, 0).status.error_code(), grpc::StatusCode::NOT_FOUND);
+  auto killed = poll(*stub, lru_after_touch, 0);
+  EXPECT_EQ(killed.status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(killed.status.error_message(), ::testing::HasSubstr("was still running and was pruned"));
   EXPECT_TRUE(wait_process_exit(lru_pid)) << "the pruned session's process still runs";
 
   stub.reset();

@@ -36,6 +36,37 @@ class Isolation : public ::testing::Test {
   std::unique_ptr<SystemDaemon> daemon_;
 };
 
+// Issue 19: with one global limit, a's 70 sessions SIGKILLed b's running session. The
+// limit is per uid now: a prunes only its own.
+TEST_F(Isolation, OneUidFillingItsSessionsNeverEvictsAnothers) {
+  REQUIRE_SYSTEM_ENV();
+  start("[exec]\nmax_sessions = 9\n");
+  v1::ExecCommandRequest sleeper;
+  sleeper.add_argv("/bin/sleep");
+  sleeper.add_argv("600");
+  sleeper.set_yield_time_ms(250);
+  sleeper.set_workdir(env.b_ws);
+  auto b_started = call_as(&env.b, socket(), "ExecCommand", sleeper);
+  ASSERT_TRUE(b_started.ok()) << b_started.raw;
+  const int b_session = b_started.response<v1::ExecResult>().session_id();
+  ASSERT_GT(b_session, 0) << b_started.raw;
+
+  sleeper.set_workdir(env.a_ws);
+  for (int i = 0; i < 15; ++i) {
+    auto a_started = call_as(&env.a, socket(), "ExecCommand", sleeper);
+    ASSERT_TRUE(a_started.ok()) << "session " << i << ": " << a_started.raw;
+  }
+  auto a_listed = call_as(&env.a, socket(), "ListSessions", v1::ListSessionsRequest());
+  ASSERT_TRUE(a_listed.ok()) << a_listed.raw;
+  EXPECT_EQ(a_listed.response<v1::ListSessionsResponse>().sessions_size(), 9) << "a keeps its own limit";
+
+  v1::PollRequest poll;
+  poll.set_session_id(b_session);
+  auto polled = call_as(&env.b, socket(), "Poll", poll);
+  EXPECT_TRUE(polled.ok()) << "a's sessions evicted b's: " << polled.raw;
+  EXPECT_EQ(polled.response<v1::ExecResult>().session_id(), b_session) << polled.raw;
+}
+
 TEST_F(Isolation, SessionsBelongToTheirUid) {
   REQUIRE_SYSTEM_ENV();
   start();
@@ -65,39 +96,40 @@ TEST_F(Isolation, SessionsBelongToTheirUid) {
   v1::PollRequest poll;
   poll.set_session_id(id);
   auto polled = call_as(&env.a, socket(), "Poll", poll);
-  EXPECT_EQ(polled.code, kPermissionDenied) << polled.raw;
-  EXPECT_THAT(polled.message, HasSubstr("belongs to another user"));
+  EXPECT_EQ(polled.code, kNotFound) << polled.raw;
+  // Exactly what a missing id gets: a cannot tell that b's session exists.
+  EXPECT_EQ(polled.message, "Unknown process id " + std::to_string(id));
 
   v1::WriteStdinRequest write;
   write.set_session_id(id);
   write.set_chars("echo from-a\n");
-  EXPECT_EQ(call_as(&env.a, socket(), "WriteStdin", write).code, kPermissionDenied);
+  EXPECT_EQ(call_as(&env.a, socket(), "WriteStdin", write).code, kNotFound);
   v1::WriteStdinRequest empty_write;  // a poll through WriteStdin
   empty_write.set_session_id(id);
-  EXPECT_EQ(call_as(&env.a, socket(), "WriteStdin", empty_write).code, kPermissionDenied);
+  EXPECT_EQ(call_as(&env.a, socket(), "WriteStdin", empty_write).code, kNotFound);
 
   v1::SendInputRequest send;
   send.set_session_id(id);
   send.set_data("from-a\n");
-  EXPECT_EQ(call_as(&env.a, socket(), "SendInput", send).code, kPermissionDenied);
+  EXPECT_EQ(call_as(&env.a, socket(), "SendInput", send).code, kNotFound);
 
   v1::ResizeTerminalRequest resize;
   resize.set_session_id(id);
   resize.set_rows(10);
   resize.set_cols(10);
-  EXPECT_EQ(call_as(&env.a, socket(), "ResizeTerminal", resize).code, kPermissionDenied);
+  EXPECT_EQ(call_as(&env.a, socket(), "ResizeTerminal", resize).code, kNotFound);
 
   v1::AttachRequest attach;
   attach.set_session_id(id);
   auto attached = call_as(&env.a, socket(), "Attach", attach);
-  EXPECT_EQ(attached.code, kPermissionDenied) << attached.raw;
+  EXPECT_EQ(attached.code, kNotFound) << attached.raw;
   EXPECT_TRUE(attached.json.empty()) << "a received output of b's session: " << attached.raw;
 
   for (auto mode : {v1::CancelRequest::TERMINATE, v1::CancelRequest::INTERRUPT, v1::CancelRequest::KILL}) {
     v1::CancelRequest cancel;
     cancel.set_session_id(id);
     cancel.set_mode(mode);
-    EXPECT_EQ(call_as(&env.a, socket(), "Cancel", cancel).code, kPermissionDenied) << "mode " << mode;
+    EXPECT_EQ(call_as(&env.a, socket(), "Cancel", cancel).code, kNotFound) << "mode " << mode;
   }
 
   // An id nobody has is NOT_FOUND (the two cases are told apart).
