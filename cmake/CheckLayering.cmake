@@ -21,7 +21,7 @@ set(_rooms
   "base|base"
   "policies|base"
   "platform/posix|base"
-  "platform/sandbox|base,platform/linux,platform/macos"  # TODO(issue 10): the factory moves to platform/backends
+  "platform/sandbox|base"
   "platform/linux|base,platform/posix,platform/sandbox"
   "platform/macos|base,platform/posix,platform/sandbox"
   "platform/backends|base,platform/posix,platform/sandbox,platform/linux,platform/macos"

@@ -4,7 +4,6 @@
 
 #include <chrono>
 
-#include "platform/posix/spawn.h"
 #include "policies/approval_key.h"
 
 namespace codexd::orchestrator {
@@ -327,23 +326,23 @@ Status Orchestrator::build_launch(ExecPlan& plan, std::optional<Rejection>& reje
   plan.launch.run_as = plan.run_as.credentials;
 
   const bool unsandboxed = plan.sandbox_bypassed || plan.sandbox_spec.mode == sandbox::SandboxMode::kDangerFullAccess;
+  sandbox::LaunchRequest launch_request{req.argv, req.workdir, std::move(env), req.tty};
   if (unsandboxed) {
-    auto executable = posix::resolve_executable(req.argv.front(), env, req.workdir);
-    if (!executable.ok()) {
-      rejection = Rejection{Rejection::Reason::kSpawnFailed, executable.status().message(), {}};
+    auto launch = deps_.sandbox->plan_unconfined(launch_request);
+    if (!launch.ok()) {
+      rejection = Rejection{Rejection::Reason::kSpawnFailed, launch.status().message(), {}};
       return Status::Ok();
     }
     plan.backend = sandbox::Backend::kNone;
-    plan.launch.executable = *executable;
-    plan.launch.argv = req.argv;
-    plan.launch.env = std::move(env);
-    plan.launch.cwd = req.workdir;
+    plan.launch.executable = launch->executable;
+    plan.launch.argv = launch->argv;
+    plan.launch.env = launch->env;
+    plan.launch.cwd = launch->cwd;
     plan.launch.sandbox = "none";
     plan.sandbox_rules = {plan.sandbox_bypassed ? "no sandbox: bypassed for this command" : "no sandbox: danger-full-access"};
     return Status::Ok();
   }
 
-  sandbox::LaunchRequest launch_request{req.argv, req.workdir, std::move(env), req.tty};
   auto launch = deps_.sandbox->plan(plan.sandbox_spec, launch_request);
   if (!launch.ok()) {
     // Never fall back to running unsandboxed.
@@ -352,7 +351,7 @@ Status Orchestrator::build_launch(ExecPlan& plan, std::optional<Rejection>& reje
   }
   plan.backend = launch->backend;
   plan.sandbox_rules = launch->rules;
-  plan.launch.executable = launch->argv.front();
+  plan.launch.executable = launch->executable;
   plan.launch.argv = launch->argv;
   plan.launch.env = launch->env;
   plan.launch.cwd = launch->cwd.empty() ? req.workdir : launch->cwd;
