@@ -9,9 +9,11 @@
 #   platform/sandbox      base (the OS-neutral interface knows no backend)
 #   platform/linux|macos  base, platform/posix, platform/sandbox
 #   platform/backends     base, platform/* (the one place that picks a backend)
-#   daemon/config         base, policies, platform/sandbox, daemon/exec (value types only)
+#   daemon/config         base, policies, platform/posix (root-ownership check), platform/sandbox,
+#                         daemon/exec (value types only)
 #   daemon/exec           base, platform/posix, platform/sandbox (the Backend value type)
-#   daemon/orchestrator   base, policies, platform/sandbox, daemon/config, daemon/exec
+#   daemon/orchestrator   base, policies, platform/posix (identity: users, groups, credentials),
+#                         platform/sandbox, daemon/config, daemon/exec
 #   daemon/server         everything below it, and the generated protobuf code
 #   client/               base, policies, the generated protobuf code, client
 #
@@ -20,13 +22,13 @@ set(_rooms
   "base|base"
   "policies|base"
   "platform/posix|base"
-  "platform/sandbox|base,platform/linux,platform/macos"  # TODO(issue 10): the factory moves to platform/backends
+  "platform/sandbox|base"
   "platform/linux|base,platform/posix,platform/sandbox"
   "platform/macos|base,platform/posix,platform/sandbox"
   "platform/backends|base,platform/posix,platform/sandbox,platform/linux,platform/macos"
-  "daemon/config|base,policies,platform/sandbox,daemon/exec"
+  "daemon/config|base,policies,platform/posix,platform/sandbox,daemon/exec"
   "daemon/exec|base,platform/posix,platform/sandbox"
-  "daemon/orchestrator|base,policies,platform/sandbox,daemon/config,daemon/exec,platform/posix"  # TODO(issue 10): no posix calls
+  "daemon/orchestrator|base,policies,platform/posix,platform/sandbox,daemon/config,daemon/exec"
   "daemon/server|base,codexd,policies,platform/posix,platform/sandbox,platform/linux,platform/backends,daemon/config,daemon/exec,daemon/orchestrator"
   "client|base,codexd,policies,client"
 )

@@ -13,6 +13,7 @@
 #include "daemon/orchestrator/launch_builder.h"
 #include "daemon/orchestrator/policy_store.h"
 #include "daemon/server/daemon.h"
+#include "platform/backends/manager_factory.h"
 #include "platform/posix/process_hardening.h"
 #include "platform/sandbox/format.h"
 #include "platform/sandbox/sandbox.h"

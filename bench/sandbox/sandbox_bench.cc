@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/backends/manager_factory.h"
 #include "platform/sandbox/sandbox.h"
 
 namespace {

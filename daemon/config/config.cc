@@ -19,6 +19,8 @@
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
+#include "platform/posix/root_owned.h"
+
 namespace codexd::config {
 namespace {
 
@@ -374,31 +376,11 @@ Result<Config> parse_config(const std::string& text, const std::string& source_p
   return c;
 }
 
-namespace {
-
-Status check_owned_by_root(const std::string& shown, const std::string& real, bool is_directory) {
-  struct stat st {};
-  if (::stat(real.c_str(), &st) != 0) return ErrnoStatus(shown, errno);
-  std::string what = is_directory ? "directory " + real + " of " + shown : shown;
-  if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return PermissionDenied(what + ": writable by someone other than root (owner uid " + std::to_string(st.st_uid) +
-                            ", mode " + mode + "); system mode loads only files that only root can change");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 Status check_root_only_writable(const std::string& path) {
-  char resolved[PATH_MAX];
-  if (::realpath(path.c_str(), resolved) == nullptr) return ErrnoStatus(path, errno);
-  std::string real = resolved;
-  Status file = check_owned_by_root(path, real, false);
-  if (!file.ok()) return file;
-  std::string parent = real.substr(0, real.rfind('/'));
-  return check_owned_by_root(path, parent.empty() ? "/" : parent, true);
+  Result<std::string> trusted = posix::check_root_owned(path, "");
+  if (trusted.ok()) return Status::Ok();
+  if (trusted.status().code() != StatusCode::kPermissionDenied) return trusted.status();
+  return PermissionDenied(trusted.status().message() + "; system mode loads only files that only root can change");
 }
 
 Result<Config> load_config_file(const std::string& path) {

@@ -109,9 +109,11 @@ std::string socket_path(const Config& config);
 std::string default_user_socket_path();
 inline constexpr const char* kSystemSocketPath = "/run/codexd/codexd.sock";
 
-// System mode trusts only what root alone can change: `path` (symlinks followed) must be owned
-// by root and not writable by its group or others, and so must the directory that holds it
-// (else another user could replace the file). The error names the path and why.
+// System mode trusts only what root alone can change: posix::check_root_owned (`path`,
+// symlinks followed, and every directory above it owned by root and not writable by its group
+// or others; a sticky /tmp-like directory two or more levels up is fine). The error names
+// the path and why: "<path>: writable by someone other than root (owner uid N, mode 0664);
+// system mode loads only files that only root can change".
 Status check_root_only_writable(const std::string& path);
 
 // "~" / "~/x" against `home`.

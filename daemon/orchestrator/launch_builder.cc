@@ -1,7 +1,5 @@
 #include "daemon/orchestrator/launch_builder.h"
 
-#include "platform/posix/spawn.h"
-
 namespace codexd::orchestrator {
 
 LaunchBuilder::LaunchBuilder(LaunchBuilderDeps deps) : deps_(std::move(deps)) {}
@@ -48,25 +46,13 @@ std::vector<std::string> LaunchBuilder::environment(const RunAs& run_as, const L
   return exec::build_child_environment(deps_.config->environment, inputs);
 }
 
-Result<sandbox::LaunchPlan> LaunchBuilder::unconfined_plan(const sandbox::LaunchRequest& request) const {
-  auto executable = posix::resolve_executable(request.argv.front(), request.env, request.cwd);
-  if (!executable.ok()) return Status(StatusCode::kFailedPrecondition, executable.status().message());
-  sandbox::LaunchPlan plan;
-  plan.backend = sandbox::Backend::kNone;
-  plan.argv = request.argv;
-  plan.argv.front() = *executable;
-  plan.env = request.env;
-  plan.cwd = request.cwd;
-  return plan;
-}
-
 Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::SandboxSpec& spec, bool confined,
                                          const LaunchInput& input, const sandbox::SandboxManager* manager) const {
   const sandbox::SandboxManager& chosen = manager ? *manager : *deps_.sandbox;
   sandbox::LaunchRequest request{input.argv, input.workdir, environment(run_as, input), input.tty};
   const bool full_access = spec.mode == sandbox::SandboxMode::kDangerFullAccess;
   const bool unconfined = !confined || full_access;
-  Result<sandbox::LaunchPlan> plan = unconfined ? unconfined_plan(request) : chosen.plan(spec, request);
+  Result<sandbox::LaunchPlan> plan = unconfined ? chosen.plan_unconfined(request) : chosen.plan(spec, request);
   if (!plan.ok()) {
     // Which step failed decides the code: the program lookup, or the sandbox (whatever its
     // reason). Never fall back to running unsandboxed.
@@ -76,9 +62,8 @@ Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::San
     plan->rules = {full_access ? "no sandbox: danger-full-access" : "no sandbox: bypassed for this command"};
   }
   BuiltLaunch built;
-  built.spec.executable = plan->argv.front();
+  built.spec.executable = plan->executable;
   built.spec.argv = plan->argv;
-  if (plan->backend == sandbox::Backend::kNone) built.spec.argv.front() = input.argv.front();  // argv[0] as asked
   built.spec.env = plan->env;
   built.spec.cwd = plan->cwd.empty() ? input.workdir : plan->cwd;
   built.spec.tty = input.tty;

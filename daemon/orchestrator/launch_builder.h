@@ -79,8 +79,6 @@ class LaunchBuilder {
   bool system_mode() const { return deps_.config->daemon.mode == config::DaemonMode::kSystem; }
 
  private:
-  Result<sandbox::LaunchPlan> unconfined_plan(const sandbox::LaunchRequest& request) const;
-
   LaunchBuilderDeps deps_;
 };
 

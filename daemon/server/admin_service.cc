@@ -6,6 +6,10 @@
 
 #include "daemon/server/core_reactors.h"
 
+#ifdef __linux__
+#include "platform/linux/linux_capabilities.h"
+#endif
+
 #ifndef CODEXD_VERSION
 #define CODEXD_VERSION "0.0.0"
 #endif
@@ -52,12 +56,16 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
   const auto& caps = parts_.sandbox->capabilities();
   auto* sb = response->mutable_sandbox();
   sb->set_chosen_backend(std::string(sandbox::to_string(caps.chosen)));
-  sb->set_bwrap_path(caps.bwrap_path);
-  sb->set_bwrap_version(caps.bwrap_version);
-  for (const auto& f : caps.bwrap_flags) sb->add_bwrap_flags(f);
-  sb->set_user_namespaces_usable(caps.user_namespaces_usable);
-  sb->set_landlock_abi(caps.landlock_abi);
-  sb->set_seccomp_available(caps.seccomp_available);
+#ifdef __linux__
+  if (const auto* linux_caps = sandbox::linux_backend::linux_capabilities(*parts_.sandbox)) {
+    sb->set_bwrap_path(linux_caps->bwrap_path);
+    sb->set_bwrap_version(linux_caps->bwrap_version);
+    for (const auto& f : linux_caps->bwrap_flags) sb->add_bwrap_flags(f);
+    sb->set_user_namespaces_usable(linux_caps->user_namespaces_usable);
+    sb->set_landlock_abi(linux_caps->landlock_abi);
+    sb->set_seccomp_available(linux_caps->seccomp_available);
+  }
+#endif
   for (const auto& w : caps.warnings) sb->add_warnings(w);
   sb->set_helper_path(caps.helper_path);
   sb->set_default_mode(std::string(sandbox::to_string(parts_.config->sandbox.policy.mode)));

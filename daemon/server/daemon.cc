@@ -41,6 +41,7 @@
 #include "daemon/server/sandbox_service.h"
 #include "daemon/server/unix_listener.h"
 #include "policies/amend.h"
+#include "platform/backends/manager_factory.h"
 #include "platform/sandbox/format.h"
 
 #ifdef __linux__

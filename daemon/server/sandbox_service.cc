@@ -5,6 +5,7 @@
 #include "daemon/server/core_reactors.h"
 #include "daemon/server/proto_convert.h"
 #include "daemon/server/request_validation.h"
+#include "platform/backends/manager_factory.h"
 #include "platform/sandbox/format.h"
 
 namespace codexd::server {

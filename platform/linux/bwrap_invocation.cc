@@ -95,6 +95,93 @@ const std::vector<std::string>& proc_paths_made_read_only() {
   return kPaths;
 }
 
+namespace {
+
+// bwrap itself, the session and the namespaces.
+void add_session_and_namespaces(ArgvBuilder& b, const std::string& bwrap_path, const BwrapFeatures& features,
+                                const SandboxSpec& spec, bool keep_controlling_terminal,
+                                std::vector<std::string>* rules) {
+  if (keep_controlling_terminal) {
+    // TTY sessions: --new-session would detach the command from its PTY (no job control, and
+    // Ctrl-C would hit bwrap instead of the foreground job). The injection --new-session
+    // guards against (TIOCSTI, CVE-2017-5226) is refused by the helper's seccomp filter.
+    b.add({bwrap_path, "--die-with-parent"});
+    rules->push_back("terminal: the command keeps its PTY as controlling terminal; TIOCSTI/TIOCLINUX refused by seccomp");
+  } else {
+    b.add({bwrap_path, "--new-session", "--die-with-parent"});
+  }
+  // Without --as-pid-1 bwrap keeps an unfiltered reaper as pid 1 in the sandbox; the command
+  // could reach it through /proc/1 (e.g. /proc/1/mem where Yama allows). With it, the helper
+  // (and then the command) is pid 1 and every process in the sandbox is filtered.
+  if (features.as_pid_1) b.add({"--as-pid-1"});
+  b.add({"--unshare-user"});
+  if (features.disable_userns) b.add({"--disable-userns"});
+  b.add({"--unshare-pid", "--unshare-ipc", "--unshare-uts"});
+  if (features.unshare_cgroup_try) b.add({"--unshare-cgroup-try"});
+  if (!spec.network_access) b.add({"--unshare-net"});
+  if (features.cap_drop) b.add({"--cap-drop", "ALL"});
+  rules->push_back(std::string("namespaces: new user, pid, ipc, uts") +
+                   (features.unshare_cgroup_try ? ", cgroup" : "") +
+                   (spec.network_access ? "; host network kept" : ", net (loopback only)"));
+  rules->push_back(features.disable_userns ? "nested user namespaces: disabled by bwrap (+ seccomp)"
+                                           : "nested user namespaces: refused by seccomp only");
+  rules->push_back(std::string("new session (no controlling terminal), killed when the parent dies") +
+                   (features.as_pid_1 ? "; the command is pid 1 (no unfiltered reaper)" : ""));
+}
+
+// The read-only root, a fresh /dev, and /proc (fresh, or the empty no-/proc fallback).
+void add_root_dev_and_proc(ArgvBuilder& b, const BwrapFeatures& features, std::vector<std::string>* rules) {
+  b.add({"--ro-bind", "/", "/", "--dev", "/dev"});
+  rules->push_back("filesystem: / read-only, fresh minimal /dev (private /dev/shm, new devpts)");
+
+  if (features.proc) {
+    b.add({"--proc", "/proc"});
+    for (const std::string& p : proc_paths_made_read_only()) b.add({"--ro-bind-try", p, p});
+    rules->push_back("fresh /proc for the new pid namespace; /proc/sys, /proc/sysrq-trigger and "
+                     "other host-global /proc files read-only");
+  } else {
+    b.add({"--tmpfs", "/proc", "--remount-ro", "/proc"});
+    rules->push_back("no-/proc fallback: /proc is an empty read-only tmpfs (the host /proc is "
+                     "never exposed)");
+  }
+}
+
+// /tmp, the writable binds by specificity, then every protection and mask over them.
+Status add_writable_and_hidden(ArgvBuilder& b, const BwrapFeatures& features, const SandboxSpec& spec,
+                               std::vector<std::string>* rules) {
+  std::vector<std::string> writable;
+  for (const WritableRoot& root : spec.writable_roots) writable.push_back(root.root);
+  std::sort(writable.begin(), writable.end(), by_specificity);
+  if (std::find(writable.begin(), writable.end(), "/tmp") == writable.end()) {
+    b.add({"--tmpfs", "/tmp"});
+    rules->push_back("private /tmp (tmpfs, discarded at exit)");
+  }
+  for (const std::string& root : writable) {
+    b.add({"--bind", root, root});
+    rules->push_back("writable: " + root);
+  }
+
+  // All protections after all writable binds, so a protection always wins over a root.
+  std::vector<std::string> protected_paths;
+  for (const WritableRoot& root : spec.writable_roots) {
+    for (const std::string& sub : root.read_only_subpaths) {
+      if (std::find(protected_paths.begin(), protected_paths.end(), sub) == protected_paths.end()) {
+        protected_paths.push_back(sub);
+      }
+    }
+  }
+  std::stable_sort(protected_paths.begin(), protected_paths.end(), by_specificity);
+  for (const std::string& path : protected_paths) {
+    CODEXD_RETURN_IF_ERROR(protect(b, features, path, writable, rules));
+  }
+
+  for (const std::string& path : spec.denied_read) mask(b, features, path, "unreadable", rules);
+  for (const std::string& path : spec.masked_paths) mask(b, features, path, "masked", rules);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, const BwrapFeatures& features,
                                                const SandboxSpec& spec, const std::string& command_cwd,
                                                const std::vector<std::string>& helper_argv,
@@ -109,77 +196,9 @@ Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, co
 
   BwrapInvocation out;
   ArgvBuilder b(&out.argv);
-  std::vector<std::string>& rules = out.rules;
-
-  if (keep_controlling_terminal) {
-    // TTY sessions: --new-session would detach the command from its PTY (no job control, and
-    // Ctrl-C would hit bwrap instead of the foreground job). The injection --new-session
-    // guards against (TIOCSTI, CVE-2017-5226) is refused by the helper's seccomp filter.
-    b.add({bwrap_path, "--die-with-parent"});
-    rules.push_back("terminal: the command keeps its PTY as controlling terminal; TIOCSTI/TIOCLINUX refused by seccomp");
-  } else {
-    b.add({bwrap_path, "--new-session", "--die-with-parent"});
-  }
-  // Without --as-pid-1 bwrap keeps an unfiltered reaper as pid 1 in the sandbox; the command
-  // could reach it through /proc/1 (e.g. /proc/1/mem where Yama allows). With it, the helper
-  // (and then the command) is pid 1 and every process in the sandbox is filtered.
-  if (features.as_pid_1) b.add({"--as-pid-1"});
-  b.add({"--unshare-user"});
-  if (features.disable_userns) b.add({"--disable-userns"});
-  b.add({"--unshare-pid", "--unshare-ipc", "--unshare-uts"});
-  if (features.unshare_cgroup_try) b.add({"--unshare-cgroup-try"});
-  if (!spec.network_access) b.add({"--unshare-net"});
-  if (features.cap_drop) b.add({"--cap-drop", "ALL"});
-  rules.push_back(std::string("namespaces: new user, pid, ipc, uts") +
-                  (features.unshare_cgroup_try ? ", cgroup" : "") +
-                  (spec.network_access ? "; host network kept" : ", net (loopback only)"));
-  rules.push_back(features.disable_userns ? "nested user namespaces: disabled by bwrap (+ seccomp)"
-                                          : "nested user namespaces: refused by seccomp only");
-  rules.push_back(std::string("new session (no controlling terminal), killed when the parent dies") +
-                  (features.as_pid_1 ? "; the command is pid 1 (no unfiltered reaper)" : ""));
-
-  b.add({"--ro-bind", "/", "/", "--dev", "/dev"});
-  rules.push_back("filesystem: / read-only, fresh minimal /dev (private /dev/shm, new devpts)");
-
-  if (features.proc) {
-    b.add({"--proc", "/proc"});
-    for (const std::string& p : proc_paths_made_read_only()) b.add({"--ro-bind-try", p, p});
-    rules.push_back("fresh /proc for the new pid namespace; /proc/sys, /proc/sysrq-trigger and "
-                    "other host-global /proc files read-only");
-  } else {
-    b.add({"--tmpfs", "/proc", "--remount-ro", "/proc"});
-    rules.push_back("no-/proc fallback: /proc is an empty read-only tmpfs (the host /proc is "
-                    "never exposed)");
-  }
-
-  std::vector<std::string> writable;
-  for (const WritableRoot& root : spec.writable_roots) writable.push_back(root.root);
-  std::sort(writable.begin(), writable.end(), by_specificity);
-  if (std::find(writable.begin(), writable.end(), "/tmp") == writable.end()) {
-    b.add({"--tmpfs", "/tmp"});
-    rules.push_back("private /tmp (tmpfs, discarded at exit)");
-  }
-  for (const std::string& root : writable) {
-    b.add({"--bind", root, root});
-    rules.push_back("writable: " + root);
-  }
-
-  // All protections after all writable binds, so a protection always wins over a root.
-  std::vector<std::string> protected_paths;
-  for (const WritableRoot& root : spec.writable_roots) {
-    for (const std::string& sub : root.read_only_subpaths) {
-      if (std::find(protected_paths.begin(), protected_paths.end(), sub) == protected_paths.end()) {
-        protected_paths.push_back(sub);
-      }
-    }
-  }
-  std::stable_sort(protected_paths.begin(), protected_paths.end(), by_specificity);
-  for (const std::string& path : protected_paths) {
-    CODEXD_RETURN_IF_ERROR(protect(b, features, path, writable, &rules));
-  }
-
-  for (const std::string& path : spec.denied_read) mask(b, features, path, "unreadable", &rules);
-  for (const std::string& path : spec.masked_paths) mask(b, features, path, "masked", &rules);
+  add_session_and_namespaces(b, bwrap_path, features, spec, keep_controlling_terminal, &out.rules);
+  add_root_dev_and_proc(b, features, &out.rules);
+  CODEXD_RETURN_IF_ERROR(add_writable_and_hidden(b, features, spec, &out.rules));
 
   // Last: the helper must be reachable (even below a private /tmp or a mask) and unchangeable.
   const std::string& helper = helper_argv.front();

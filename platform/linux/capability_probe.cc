@@ -64,8 +64,9 @@ std::vector<std::string> namespace_probe_argv(const std::string& bwrap, const Bw
   return argv;
 }
 
-void probe_bwrap(const SandboxManagerOptions& options, Clock::time_point deadline, LinuxProbe* probe) {
+void probe_bwrap(const LinuxSandboxOptions& options, Clock::time_point deadline, LinuxProbe* probe) {
   CapabilityReport& report = probe->report;
+  LinuxCapabilities& caps = probe->caps;
   if (options.no_bwrap) {
     report.warnings.push_back("bwrap disabled by configuration");
     return;
@@ -75,25 +76,25 @@ void probe_bwrap(const SandboxManagerOptions& options, Clock::time_point deadlin
     report.warnings.push_back(bwrap.status().message() + "; install bubblewrap for the strongest sandbox");
     return;
   }
-  report.bwrap_path = *bwrap;
+  caps.bwrap_path = *bwrap;
 
   Result<BoundedRunResult> version = run_bounded({*bwrap, "--version"}, deadline);
-  if (version.ok() && version->exit_code == 0) report.bwrap_version = first_line(version->output);
+  if (version.ok() && version->exit_code == 0) caps.bwrap_version = first_line(version->output);
   Result<BoundedRunResult> help = run_bounded({*bwrap, "--help"}, deadline);
   if (!help.ok() || help->timed_out) {
     report.warnings.push_back("bwrap --help did not answer in time");
     return;
   }
-  report.bwrap_flags = parse_bwrap_help_flags(help->output);
+  caps.bwrap_flags = parse_bwrap_help_flags(help->output);
   BwrapFeatures& f = probe->features;
-  f.disable_userns = has_flag(report.bwrap_flags, "--disable-userns");
-  f.cap_drop = has_flag(report.bwrap_flags, "--cap-drop");
-  f.perms = has_flag(report.bwrap_flags, "--perms");
-  f.unshare_cgroup_try = has_flag(report.bwrap_flags, "--unshare-cgroup-try");
-  f.as_pid_1 = has_flag(report.bwrap_flags, "--as-pid-1");
+  f.disable_userns = has_flag(caps.bwrap_flags, "--disable-userns");
+  f.cap_drop = has_flag(caps.bwrap_flags, "--cap-drop");
+  f.perms = has_flag(caps.bwrap_flags, "--perms");
+  f.unshare_cgroup_try = has_flag(caps.bwrap_flags, "--unshare-cgroup-try");
+  f.as_pid_1 = has_flag(caps.bwrap_flags, "--as-pid-1");
   for (std::string_view required : {"--unshare-user", "--unshare-pid", "--die-with-parent",
                                     "--new-session", "--ro-bind-try", "--chdir", "--tmpfs"}) {
-    if (!has_flag(report.bwrap_flags, required)) {
+    if (!has_flag(caps.bwrap_flags, required)) {
       report.warnings.push_back("bwrap lacks " + std::string(required) + "; not used");
       return;
     }
@@ -120,8 +121,8 @@ void probe_bwrap(const SandboxManagerOptions& options, Clock::time_point deadlin
         first_line(run->output) + ")");
     return;
   }
-  report.user_namespaces_usable = true;
-  report.proc_mount_usable = f.proc;
+  caps.user_namespaces_usable = true;
+  caps.proc_mount_usable = f.proc;
   probe->bwrap_usable = true;
 }
 
@@ -145,6 +146,21 @@ void probe_helper(const std::string& helper_path, Clock::time_point deadline, Li
 }
 
 }  // namespace
+
+std::vector<CapabilityFact> capability_facts(const LinuxCapabilities& caps) {
+  std::string bwrap = caps.bwrap_path.empty() ? "(not found)" : caps.bwrap_path;
+  if (!caps.bwrap_version.empty()) bwrap += " (" + caps.bwrap_version + ")";
+  std::string flags;
+  for (const std::string& flag : caps.bwrap_flags) flags += (flags.empty() ? "" : " ") + flag;
+  return {
+      {"bwrap", bwrap},
+      {"bwrap optional flags", flags.empty() ? "(none)" : flags},
+      {"unprivileged user namespaces", caps.user_namespaces_usable ? "usable" : "not usable"},
+      {"fresh /proc in sandbox", caps.proc_mount_usable ? "yes" : "no (fallback)"},
+      {"landlock ABI", std::to_string(caps.landlock_abi)},
+      {"seccomp", caps.seccomp_available ? "available" : "not available"},
+  };
+}
 
 BwrapFailure classify_bwrap_failure(const std::string& output) {
   if (contains(output, "Can't mount proc") && contains(output, "/newroot/proc") &&
@@ -178,23 +194,25 @@ std::vector<std::string> parse_bwrap_help_flags(const std::string& help_text) {
   return flags;
 }
 
-LinuxProbe probe_linux_sandbox(const SandboxManagerOptions& options, const std::string& helper_path) {
+LinuxProbe probe_linux_sandbox(const SandboxManagerOptions& options, const LinuxSandboxOptions& linux_options,
+                               const std::string& helper_path) {
   Clock::time_point start = Clock::now();
   Clock::time_point deadline = start + std::chrono::milliseconds(std::max(1, options.probe_timeout_ms));
   LinuxProbe probe;
   CapabilityReport& report = probe.report;
 
-  report.landlock_abi = landlock_abi_version();
-  report.seccomp_available = seccomp_filters_available();
-  if (!report.seccomp_available) report.warnings.push_back("seccomp filters are not available");
+  LinuxCapabilities& caps = probe.caps;
+  caps.landlock_abi = landlock_abi_version();
+  caps.seccomp_available = seccomp_filters_available();
+  if (!caps.seccomp_available) report.warnings.push_back("seccomp filters are not available");
   probe_helper(helper_path, deadline, &probe);
-  if (options.preference != BackendPreference::kLandlock) probe_bwrap(options, deadline, &probe);
+  if (options.preference != BackendPreference::kLandlock) probe_bwrap(linux_options, deadline, &probe);
 
-  bool helper_ready = report.helper_usable && report.seccomp_available;
+  bool helper_ready = report.helper_usable && caps.seccomp_available;
   probe.bwrap_usable = probe.bwrap_usable && helper_ready;
-  probe.landlock_usable = report.landlock_abi >= 1 && helper_ready;
-  if (report.landlock_abi >= 1 && report.landlock_abi < 6) {
-    report.warnings.push_back("Landlock ABI " + std::to_string(report.landlock_abi) +
+  probe.landlock_usable = caps.landlock_abi >= 1 && helper_ready;
+  if (caps.landlock_abi >= 1 && caps.landlock_abi < 6) {
+    report.warnings.push_back("Landlock ABI " + std::to_string(caps.landlock_abi) +
                               " cannot scope signals or abstract sockets (needs 6)");
   }
 
@@ -218,6 +236,7 @@ LinuxProbe probe_linux_sandbox(const SandboxManagerOptions& options, const std::
   if (report.chosen == Backend::kNone) {
     report.warnings.push_back("no sandbox backend usable: every sandboxed command will be refused");
   }
+  report.facts = capability_facts(caps);
   report.probe_millis = static_cast<int>(
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
   return probe;

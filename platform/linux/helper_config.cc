@@ -18,6 +18,31 @@ Status require_absolute(const std::string& path, std::string_view flag) {
   return Status::Ok();
 }
 
+// The repeatable absolute-path options, rendered and parsed from this one table (in this
+// order), so the two sides cannot disagree on a flag.
+struct PathOption {
+  std::string_view flag;  // without the "="
+  std::vector<std::string> HelperConfig::*paths;
+};
+constexpr PathOption kPathOptions[] = {
+    {"--write", &HelperConfig::writable},
+    {"--read-only", &HelperConfig::read_only},
+    {"--no-read", &HelperConfig::unreadable},
+    {"--write-file", &HelperConfig::writable_files},
+};
+
+// Whether `arg` is one of kPathOptions; if so its (absolute) value is stored in `config`.
+Result<bool> take_path_option(const std::string& arg, HelperConfig& config) {
+  for (const PathOption& option : kPathOptions) {
+    std::string value;
+    if (!take_value(arg, std::string(option.flag) + "=", &value)) continue;
+    CODEXD_RETURN_IF_ERROR(require_absolute(value, option.flag));
+    (config.*option.paths).push_back(value);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> render_helper_args(const HelperConfig& config) {
@@ -29,10 +54,9 @@ std::vector<std::string> render_helper_args(const HelperConfig& config) {
   args.push_back(config.mode == HelperMode::kLandlock ? "--mode=landlock" : "--mode=bwrap");
   args.push_back(config.network ? "--network=on" : "--network=off");
   if (config.block_unix_sockets) args.push_back("--block-unix-sockets");
-  for (const std::string& p : config.writable) args.push_back("--write=" + p);
-  for (const std::string& p : config.read_only) args.push_back("--read-only=" + p);
-  for (const std::string& p : config.unreadable) args.push_back("--no-read=" + p);
-  for (const std::string& p : config.writable_files) args.push_back("--write-file=" + p);
+  for (const PathOption& option : kPathOptions) {
+    for (const std::string& p : config.*option.paths) args.push_back(std::string(option.flag) + "=" + p);
+  }
   for (const std::string& e : config.deferred_env) args.push_back("--setenv=" + e);
   args.push_back("--");
   args.insert(args.end(), config.command.begin(), config.command.end());
@@ -68,25 +92,14 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
       saw_network = true;
     } else if (arg == "--block-unix-sockets") {
       config.block_unix_sockets = true;
-    } else if (take_value(arg, "--write=", &value)) {
-      CODEXD_RETURN_IF_ERROR(require_absolute(value, "--write"));
-      config.writable.push_back(value);
-    } else if (take_value(arg, "--read-only=", &value)) {
-      CODEXD_RETURN_IF_ERROR(require_absolute(value, "--read-only"));
-      config.read_only.push_back(value);
-    } else if (take_value(arg, "--no-read=", &value)) {
-      CODEXD_RETURN_IF_ERROR(require_absolute(value, "--no-read"));
-      config.unreadable.push_back(value);
-    } else if (take_value(arg, "--write-file=", &value)) {
-      CODEXD_RETURN_IF_ERROR(require_absolute(value, "--write-file"));
-      config.writable_files.push_back(value);
     } else if (take_value(arg, "--setenv=", &value)) {
       if (value.find('=') == std::string::npos || value.front() == '=') {
         return InvalidArgument("--setenv needs NAME=VALUE");
       }
       config.deferred_env.push_back(value);
     } else {
-      return InvalidArgument("unknown helper option '" + arg + "'");
+      CODEXD_ASSIGN_OR_RETURN(bool taken, take_path_option(arg, config));
+      if (!taken) return InvalidArgument("unknown helper option '" + arg + "'");
     }
   }
   // Every security-relevant choice must be explicit: a truncated argv must not default to a

@@ -8,21 +8,13 @@
 #include "platform/linux/landlock_ruleset.h"
 #include "platform/linux/loader_env.h"
 #include "platform/linux/seccomp_rules.h"
+#include "platform/posix/executable_path.h"
 #include "platform/sandbox/path_utils.h"
 
 namespace codexd::sandbox::linux_backend {
 namespace {
 
 constexpr const char* kHelperName = "codexd-sandbox-helper";
-
-Status validate_request(const LaunchRequest& request) {
-  if (request.argv.empty() || request.argv.front().empty()) return InvalidArgument("empty command");
-  for (const std::string& word : request.argv) {
-    if (word.find('\0') != std::string::npos) return InvalidArgument("command word holds a NUL byte");
-  }
-  CODEXD_RETURN_IF_ERROR(validate_absolute_path(request.cwd, "command cwd"));
-  return Status::Ok();
-}
 
 // The helper must not be replaceable by a sandboxed command: if it (or a directory above
 // it) sits inside a writable root, an earlier run could have swapped it.
@@ -42,77 +34,80 @@ std::vector<std::string> with_markers(std::vector<std::string> env, Backend back
   return env;
 }
 
+// What both Linux plans share: the environment split at the loader variables and the
+// helper's configuration for the command.
+struct HelperLaunch {
+  SplitEnvironment env;
+  HelperConfig config;
+};
+
+Result<HelperLaunch> prepare_helper(const std::string& helper, const SandboxSpec& spec,
+                                    const LaunchRequest& request, HelperMode mode) {
+  CODEXD_RETURN_IF_ERROR(check_helper_outside_writable_roots(helper, spec));
+  HelperLaunch launch;
+  launch.env = split_loader_environment(request.env);
+  launch.config.mode = mode;
+  launch.config.network = spec.network_access;
+  launch.config.deferred_env = launch.env.deferred;
+  launch.config.command = request.argv;
+  return launch;
+}
+
+std::vector<std::string> helper_argv(const std::string& helper, const HelperConfig& config) {
+  std::vector<std::string> argv = {helper};
+  std::vector<std::string> rendered = render_helper_args(config);
+  argv.insert(argv.end(), rendered.begin(), rendered.end());
+  return argv;
+}
+
+LaunchPlan confined_plan(Backend backend, std::vector<std::string> argv, const HelperLaunch& launch,
+                         const SandboxSpec& spec, const LaunchRequest& request) {
+  LaunchPlan plan;
+  plan.backend = backend;
+  plan.argv = std::move(argv);
+  plan.env = with_markers(launch.env.safe, backend, spec.network_access);
+  plan.cwd = request.cwd;
+  return plan;
+}
+
 class LinuxSandboxManager final : public SandboxManager {
  public:
   explicit LinuxSandboxManager(LinuxProbe probe) : probe_(std::move(probe)) {}
 
   const CapabilityReport& capabilities() const override { return probe_.report; }
+  const LinuxCapabilities& linux_capabilities() const { return probe_.caps; }
 
-  Result<LaunchPlan> plan(const SandboxSpec& spec, const LaunchRequest& request) const override {
-    CODEXD_RETURN_IF_ERROR(validate_request(request));
-    if (spec.mode == SandboxMode::kDangerFullAccess) return unsandboxed(request);
-    switch (probe_.report.chosen) {
-      case Backend::kLinuxBwrap: return plan_bwrap(spec, request);
-      case Backend::kLinuxLandlock: return plan_landlock(spec, request);
-      default: break;
-    }
-    std::string reason = "no Linux sandbox backend can enforce " + std::string(to_string(spec.mode));
-    for (const std::string& warning : probe_.report.warnings) reason += "; " + warning;
-    return Unavailable(reason);
+ protected:
+  Result<LaunchPlan> plan_confined(const SandboxSpec& spec, const LaunchRequest& request) const override {
+    if (probe_.report.chosen == Backend::kLinuxLandlock) return plan_landlock(spec, request);
+    return plan_bwrap(spec, request);
+  }
+
+  Result<std::string> resolve_unconfined_executable(const LaunchRequest& request) const override {
+    return posix::resolve_executable(request.argv.front(), request.env, request.cwd);
   }
 
  private:
-  static LaunchPlan unsandboxed(const LaunchRequest& request) {
-    LaunchPlan plan;
-    plan.backend = Backend::kNone;
-    plan.argv = request.argv;
-    plan.env = request.env;
-    plan.cwd = request.cwd;
-    plan.rules.push_back("danger-full-access: no sandbox");
-    return plan;
-  }
-
-  HelperConfig helper_config(const SandboxSpec& spec, const LaunchRequest& request,
-                             const SplitEnvironment& env, HelperMode mode) const {
-    HelperConfig config;
-    config.mode = mode;
-    config.network = spec.network_access;
-    config.deferred_env = env.deferred;
-    config.command = request.argv;
-    return config;
-  }
-
   Result<LaunchPlan> plan_bwrap(const SandboxSpec& spec, const LaunchRequest& request) const {
     const std::string& helper = probe_.report.helper_path;
-    CODEXD_RETURN_IF_ERROR(check_helper_outside_writable_roots(helper, spec));
-    SplitEnvironment env = split_loader_environment(request.env);
-    HelperConfig config = helper_config(spec, request, env, HelperMode::kBwrap);
-    std::vector<std::string> helper_argv = {helper};
-    std::vector<std::string> rendered = render_helper_args(config);
-    helper_argv.insert(helper_argv.end(), rendered.begin(), rendered.end());
-
+    CODEXD_ASSIGN_OR_RETURN(HelperLaunch launch, prepare_helper(helper, spec, request, HelperMode::kBwrap));
     CODEXD_ASSIGN_OR_RETURN(BwrapInvocation invocation,
-                            build_bwrap_invocation(probe_.report.bwrap_path, probe_.features, spec,
-                                                   request.cwd, helper_argv, request.tty));
-    LaunchPlan plan;
-    plan.backend = Backend::kLinuxBwrap;
-    plan.argv = std::move(invocation.argv);
-    plan.env = with_markers(env.safe, plan.backend, spec.network_access);
-    plan.cwd = request.cwd;
+                            build_bwrap_invocation(probe_.caps.bwrap_path, probe_.features, spec, request.cwd,
+                                                   helper_argv(helper, launch.config), request.tty));
+    LaunchPlan plan = confined_plan(Backend::kLinuxBwrap, std::move(invocation.argv), launch, spec, request);
     plan.rules = std::move(invocation.rules);
-    for (std::string& line : describe_seccomp_rules(config)) plan.rules.push_back(std::move(line));
-    if (!env.deferred.empty()) {
+    for (std::string& line : describe_seccomp_rules(launch.config)) plan.rules.push_back(std::move(line));
+    if (!launch.env.deferred.empty()) {
       plan.rules.push_back("loader variables applied only after the filter: " +
-                           std::to_string(env.deferred.size()));
+                           std::to_string(launch.env.deferred.size()));
     }
     return plan;
   }
 
   Result<LaunchPlan> plan_landlock(const SandboxSpec& spec, const LaunchRequest& request) const {
     const std::string& helper = probe_.report.helper_path;
-    CODEXD_RETURN_IF_ERROR(check_helper_outside_writable_roots(helper, spec));
-    SplitEnvironment env = split_loader_environment(request.env);
-    HelperConfig config = helper_config(spec, request, env, HelperMode::kLandlock);
+    CODEXD_ASSIGN_OR_RETURN(HelperLaunch launch, prepare_helper(helper, spec, request, HelperMode::kLandlock));
+    HelperConfig& config = launch.config;
     // No mount namespace: host socket paths (the daemon's included) stay visible, so Unix
     // sockets cannot be created at all.
     config.block_unix_sockets = true;
@@ -124,14 +119,8 @@ class LinuxSandboxManager final : public SandboxManager {
     config.unreadable.insert(config.unreadable.end(), spec.masked_paths.begin(), spec.masked_paths.end());
     config.writable_files = landlock_writable_devices();
 
-    LaunchPlan plan;
-    plan.backend = Backend::kLinuxLandlock;
-    plan.argv = {helper};
-    std::vector<std::string> rendered = render_helper_args(config);
-    plan.argv.insert(plan.argv.end(), rendered.begin(), rendered.end());
-    plan.env = with_markers(env.safe, plan.backend, spec.network_access);
-    plan.cwd = request.cwd;
-    plan.rules = describe_landlock(config, probe_.report.landlock_abi);
+    LaunchPlan plan = confined_plan(Backend::kLinuxLandlock, helper_argv(helper, config), launch, spec, request);
+    plan.rules = describe_landlock(config, probe_.caps.landlock_abi);
     plan.rules.push_back("no mount, pid or network namespace: host processes are visible in /proc, "
                          "/tmp is shared (writable only if it is a writable root)");
     for (std::string& line : describe_seccomp_rules(config)) plan.rules.push_back(std::move(line));
@@ -156,9 +145,15 @@ const std::vector<std::string>& landlock_writable_devices() {
   return kDevices;
 }
 
-std::unique_ptr<SandboxManager> create_linux_sandbox_manager(const SandboxManagerOptions& options) {
+std::unique_ptr<SandboxManager> create_linux_sandbox_manager(const SandboxManagerOptions& options,
+                                                             const LinuxSandboxOptions& linux_options) {
   std::string helper = options.helper_path.empty() ? default_helper_path() : options.helper_path;
-  return std::make_unique<LinuxSandboxManager>(probe_linux_sandbox(options, helper));
+  return std::make_unique<LinuxSandboxManager>(probe_linux_sandbox(options, linux_options, helper));
+}
+
+const LinuxCapabilities* linux_capabilities(const SandboxManager& manager) {
+  const auto* linux_manager = dynamic_cast<const LinuxSandboxManager*>(&manager);
+  return linux_manager != nullptr ? &linux_manager->linux_capabilities() : nullptr;
 }
 
 }  // namespace codexd::sandbox::linux_backend

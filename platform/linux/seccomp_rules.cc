@@ -12,6 +12,7 @@ namespace codexd::sandbox::linux_backend {
 namespace {
 
 #define CODEXD_SYSCALL(name) #name, __NR_##name
+#define CODEXD_CALL(name) Syscall{#name, __NR_##name}
 
 constexpr uint64_t kLow32 = 0xffffffffULL;
 constexpr uint64_t kSocketTypeMask = 0xf;  // SOCK_TYPE_MASK: strips SOCK_NONBLOCK/CLOEXEC
@@ -19,90 +20,106 @@ constexpr uint64_t kSocketTypeMask = 0xf;  // SOCK_TYPE_MASK: strips SOCK_NONBLO
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
 
-void refuse(std::vector<SeccompRule>* rules, const char* name, int number, std::string label,
-            int err = EPERM) {
-  rules->push_back({name, number, err, {}, std::move(label)});
+int errno_or_eperm(const RefuseGroup& group) { return group.errno_value != 0 ? group.errno_value : EPERM; }
+
+std::string_view errno_name(int err) {
+  switch (err) {
+    case EPERM: return "EPERM";
+    case ENOSYS: return "ENOSYS";
+    case EACCES: return "EACCES";
+    default: return "an errno";
+  }
+}
+
+void add_groups(std::vector<SeccompRule>* rules, const std::vector<RefuseGroup>& groups) {
+  for (const RefuseGroup& group : groups) {
+    std::string label = refuse_group_label(group);
+    for (const Syscall& call : group.syscalls) {
+      rules->push_back({call.name, call.number, errno_or_eperm(group), {}, label});
+    }
+  }
+}
+
+RefuseGroup group(std::string_view why, std::vector<Syscall> syscalls, int errno_value = 0,
+                  std::string_view scope = {}) {
+  return {why, std::move(syscalls), errno_value, scope};
+}
+
+// Refused in every plan.
+const std::vector<RefuseGroup>& always_refused_groups() {
+  static const std::vector<RefuseGroup> kGroups = {
+      group("other processes",
+            {CODEXD_CALL(ptrace), CODEXD_CALL(process_vm_readv), CODEXD_CALL(process_vm_writev),
+             CODEXD_CALL(pidfd_getfd), CODEXD_CALL(process_madvise), CODEXD_CALL(kcmp)}),
+      group("bypasses socket and file rules",
+            {CODEXD_CALL(io_uring_setup), CODEXD_CALL(io_uring_enter), CODEXD_CALL(io_uring_register)}),
+      group("kernel attack surface",
+            {CODEXD_CALL(bpf), CODEXD_CALL(perf_event_open), CODEXD_CALL(userfaultfd)}),
+      group("kernel keyrings are not namespaced",
+            {CODEXD_CALL(keyctl), CODEXD_CALL(add_key), CODEXD_CALL(request_key)}),
+      group("no new or foreign namespaces", {CODEXD_CALL(unshare), CODEXD_CALL(setns)}),
+      group("", {CODEXD_CALL(mount), CODEXD_CALL(umount2), CODEXD_CALL(pivot_root), CODEXD_CALL(chroot),
+                 CODEXD_CALL(open_tree), CODEXD_CALL(move_mount), CODEXD_CALL(fsopen), CODEXD_CALL(fsconfig),
+                 CODEXD_CALL(fsmount), CODEXD_CALL(fspick), CODEXD_CALL(mount_setattr)}),
+      group("host-global state",
+            {CODEXD_CALL(kexec_load), CODEXD_CALL(kexec_file_load), CODEXD_CALL(init_module),
+             CODEXD_CALL(finit_module), CODEXD_CALL(delete_module), CODEXD_CALL(reboot), CODEXD_CALL(swapon),
+             CODEXD_CALL(swapoff), CODEXD_CALL(acct), CODEXD_CALL(sethostname), CODEXD_CALL(setdomainname),
+             CODEXD_CALL(settimeofday), CODEXD_CALL(clock_settime), CODEXD_CALL(clock_adjtime),
+             CODEXD_CALL(adjtimex), CODEXD_CALL(syslog), CODEXD_CALL(iopl), CODEXD_CALL(ioperm),
+             CODEXD_CALL(open_by_handle_at), CODEXD_CALL(lookup_dcookie), CODEXD_CALL(quotactl),
+             CODEXD_CALL(vhangup), CODEXD_CALL(uselib), CODEXD_CALL(ustat), CODEXD_CALL(sysfs)}),
+      // clone3 passes its flags in memory that seccomp cannot read; ENOSYS makes glibc fall
+      // back to clone(), whose flags we can check.
+      group("libc falls back to clone", {CODEXD_CALL(clone3)}, ENOSYS),
+  };
+  return kGroups;
+}
+
+// Refused when the network is off, next to the socket-family rules.
+const std::vector<RefuseGroup>& network_off_groups() {
+  static const std::vector<RefuseGroup> kGroups = {
+      group("", {CODEXD_CALL(connect), CODEXD_CALL(bind), CODEXD_CALL(listen), CODEXD_CALL(accept),
+                 CODEXD_CALL(accept4), CODEXD_CALL(sendmmsg), CODEXD_CALL(recvmmsg), CODEXD_CALL(getsockopt),
+                 CODEXD_CALL(setsockopt), CODEXD_CALL(getpeername), CODEXD_CALL(getsockname),
+                 CODEXD_CALL(shutdown)}),
+  };
+  return kGroups;
+}
+
+// Landlock does not govern file metadata: a command owning files outside its writable roots
+// (always the case for uid 0) could chmod them (a setuid bit on a root-owned binary, a
+// world-writable /etc file) or set user xattrs. Without a read-only mount to stop it, the
+// Landlock backend refuses these calls everywhere, workspace included.
+const std::vector<RefuseGroup>& metadata_groups() {
+  static constexpr std::string_view kScope = "Landlock backend";
+  static const std::vector<RefuseGroup> kGroups = {
+      group("", {CODEXD_CALL(chmod), CODEXD_CALL(fchmod), CODEXD_CALL(fchmodat), CODEXD_CALL(fchmodat2)}, 0,
+            kScope),
+      group("", {CODEXD_CALL(chown), CODEXD_CALL(fchown), CODEXD_CALL(lchown), CODEXD_CALL(fchownat)}, 0,
+            kScope),
+      group("",
+            {CODEXD_CALL(setxattr), CODEXD_CALL(lsetxattr), CODEXD_CALL(fsetxattr), CODEXD_CALL(setxattrat),
+             CODEXD_CALL(removexattr), CODEXD_CALL(lremovexattr), CODEXD_CALL(fremovexattr),
+             CODEXD_CALL(removexattrat)},
+            0, kScope),
+  };
+  return kGroups;
 }
 
 void add_always_refused(std::vector<SeccompRule>* rules) {
-  const std::string debug =
-      "refused: ptrace, process_vm_readv/writev, pidfd_getfd, process_madvise, kcmp (other processes)";
-  refuse(rules, CODEXD_SYSCALL(ptrace), debug);
-  refuse(rules, CODEXD_SYSCALL(process_vm_readv), debug);
-  refuse(rules, CODEXD_SYSCALL(process_vm_writev), debug);
-  refuse(rules, CODEXD_SYSCALL(pidfd_getfd), debug);
-  refuse(rules, CODEXD_SYSCALL(process_madvise), debug);
-  refuse(rules, CODEXD_SYSCALL(kcmp), debug);
+  add_groups(rules, always_refused_groups());
 
-  const std::string uring = "refused: io_uring_setup/enter/register (bypasses socket and file rules)";
-  refuse(rules, CODEXD_SYSCALL(io_uring_setup), uring);
-  refuse(rules, CODEXD_SYSCALL(io_uring_enter), uring);
-  refuse(rules, CODEXD_SYSCALL(io_uring_register), uring);
-
-  const std::string kernel = "refused: bpf, perf_event_open, userfaultfd (kernel attack surface)";
-  refuse(rules, CODEXD_SYSCALL(bpf), kernel);
-  refuse(rules, CODEXD_SYSCALL(perf_event_open), kernel);
-  refuse(rules, CODEXD_SYSCALL(userfaultfd), kernel);
-
-  const std::string keys = "refused: keyctl, add_key, request_key (kernel keyrings are not namespaced)";
-  refuse(rules, CODEXD_SYSCALL(keyctl), keys);
-  refuse(rules, CODEXD_SYSCALL(add_key), keys);
-  refuse(rules, CODEXD_SYSCALL(request_key), keys);
-
-  const std::string ns = "refused: unshare, setns (no new or foreign namespaces)";
-  refuse(rules, CODEXD_SYSCALL(unshare), ns);
-  refuse(rules, CODEXD_SYSCALL(setns), ns);
-
-  const std::string mounts =
-      "refused: mount, umount2, pivot_root, chroot, open_tree, move_mount, fsopen, fsconfig, "
-      "fsmount, fspick, mount_setattr";
-  refuse(rules, CODEXD_SYSCALL(mount), mounts);
-  refuse(rules, CODEXD_SYSCALL(umount2), mounts);
-  refuse(rules, CODEXD_SYSCALL(pivot_root), mounts);
-  refuse(rules, CODEXD_SYSCALL(chroot), mounts);
-  refuse(rules, CODEXD_SYSCALL(open_tree), mounts);
-  refuse(rules, CODEXD_SYSCALL(move_mount), mounts);
-  refuse(rules, CODEXD_SYSCALL(fsopen), mounts);
-  refuse(rules, CODEXD_SYSCALL(fsconfig), mounts);
-  refuse(rules, CODEXD_SYSCALL(fsmount), mounts);
-  refuse(rules, CODEXD_SYSCALL(fspick), mounts);
-  refuse(rules, CODEXD_SYSCALL(mount_setattr), mounts);
-
-  const std::string host =
-      "refused: kexec_load, kexec_file_load, init_module, finit_module, delete_module, reboot, "
-      "swapon, swapoff, acct, sethostname, setdomainname, settimeofday, clock_settime, "
-      "clock_adjtime, adjtimex, syslog, iopl, ioperm, open_by_handle_at, lookup_dcookie, "
-      "quotactl, vhangup, uselib, ustat, sysfs (host-global state)";
-  refuse(rules, CODEXD_SYSCALL(kexec_load), host);
-  refuse(rules, CODEXD_SYSCALL(kexec_file_load), host);
-  refuse(rules, CODEXD_SYSCALL(init_module), host);
-  refuse(rules, CODEXD_SYSCALL(finit_module), host);
-  refuse(rules, CODEXD_SYSCALL(delete_module), host);
-  refuse(rules, CODEXD_SYSCALL(reboot), host);
-  refuse(rules, CODEXD_SYSCALL(swapon), host);
-  refuse(rules, CODEXD_SYSCALL(swapoff), host);
-  refuse(rules, CODEXD_SYSCALL(acct), host);
-  refuse(rules, CODEXD_SYSCALL(sethostname), host);
-  refuse(rules, CODEXD_SYSCALL(setdomainname), host);
-  refuse(rules, CODEXD_SYSCALL(settimeofday), host);
-  refuse(rules, CODEXD_SYSCALL(clock_settime), host);
-  refuse(rules, CODEXD_SYSCALL(clock_adjtime), host);
-  refuse(rules, CODEXD_SYSCALL(adjtimex), host);
-  refuse(rules, CODEXD_SYSCALL(syslog), host);
-  refuse(rules, CODEXD_SYSCALL(iopl), host);
-  refuse(rules, CODEXD_SYSCALL(ioperm), host);
-  refuse(rules, CODEXD_SYSCALL(open_by_handle_at), host);
-  refuse(rules, CODEXD_SYSCALL(lookup_dcookie), host);
-  refuse(rules, CODEXD_SYSCALL(quotactl), host);
-  refuse(rules, CODEXD_SYSCALL(vhangup), host);
-  refuse(rules, CODEXD_SYSCALL(uselib), host);
-  refuse(rules, CODEXD_SYSCALL(ustat), host);
-  refuse(rules, CODEXD_SYSCALL(sysfs), host);
-
-  // clone3 passes its flags in memory that seccomp cannot read; ENOSYS makes glibc fall back
-  // to clone(), whose flags we can check.
-  refuse(rules, CODEXD_SYSCALL(clone3), "clone3: ENOSYS (libc falls back to clone)", ENOSYS);
   const std::string clone_ns = "clone: EPERM when any CLONE_NEW* flag is set";
   for (uint64_t flag : {uint64_t{CLONE_NEWNS}, uint64_t{CLONE_NEWUSER}, uint64_t{CLONE_NEWPID},
                         uint64_t{CLONE_NEWNET}, uint64_t{CLONE_NEWUTS}, uint64_t{CLONE_NEWIPC},
@@ -147,21 +164,7 @@ void add_network_off(std::vector<SeccompRule>* rules) {
                       dgram});
   }
 
-  const std::string calls =
-      "refused: connect, bind, listen, accept, accept4, sendmmsg, recvmmsg, getsockopt, "
-      "setsockopt, getpeername, getsockname, shutdown";
-  refuse(rules, CODEXD_SYSCALL(connect), calls);
-  refuse(rules, CODEXD_SYSCALL(bind), calls);
-  refuse(rules, CODEXD_SYSCALL(listen), calls);
-  refuse(rules, CODEXD_SYSCALL(accept), calls);
-  refuse(rules, CODEXD_SYSCALL(accept4), calls);
-  refuse(rules, CODEXD_SYSCALL(sendmmsg), calls);
-  refuse(rules, CODEXD_SYSCALL(recvmmsg), calls);
-  refuse(rules, CODEXD_SYSCALL(getsockopt), calls);
-  refuse(rules, CODEXD_SYSCALL(setsockopt), calls);
-  refuse(rules, CODEXD_SYSCALL(getpeername), calls);
-  refuse(rules, CODEXD_SYSCALL(getsockname), calls);
-  refuse(rules, CODEXD_SYSCALL(shutdown), calls);
+  add_groups(rules, network_off_groups());
 
   // send() is sendto(fd, buf, len, flags, NULL, 0): keep it working on socketpairs, refuse an
   // explicit destination.
@@ -181,52 +184,28 @@ void add_unix_socket_block(std::vector<SeccompRule>* rules, bool network) {
                     "socketpair: EPERM for AF_UNIX SOCK_DGRAM (sendmsg could address host sockets)"});
 }
 
-#ifndef __NR_fchmodat2
-#define __NR_fchmodat2 452
-#endif
-#ifndef __NR_setxattrat
-#define __NR_setxattrat 463
-#endif
-#ifndef __NR_removexattrat
-#define __NR_removexattrat 466
-#endif
-
-// Landlock does not govern file metadata: a command owning files outside its writable roots
-// (always the case for uid 0) could chmod them (a setuid bit on a root-owned binary, a
-// world-writable /etc file) or set user xattrs. Without a read-only mount to stop it, the
-// Landlock backend refuses these calls everywhere, workspace included.
-void add_metadata_block(std::vector<SeccompRule>* rules) {
-  const std::string modes = "refused (Landlock backend): chmod, fchmod, fchmodat, fchmodat2";
-  refuse(rules, CODEXD_SYSCALL(chmod), modes);
-  refuse(rules, CODEXD_SYSCALL(fchmod), modes);
-  refuse(rules, CODEXD_SYSCALL(fchmodat), modes);
-  refuse(rules, CODEXD_SYSCALL(fchmodat2), modes);
-  const std::string owners = "refused (Landlock backend): chown, fchown, lchown, fchownat";
-  refuse(rules, CODEXD_SYSCALL(chown), owners);
-  refuse(rules, CODEXD_SYSCALL(fchown), owners);
-  refuse(rules, CODEXD_SYSCALL(lchown), owners);
-  refuse(rules, CODEXD_SYSCALL(fchownat), owners);
-  const std::string xattrs = "refused (Landlock backend): setxattr and removexattr families";
-  refuse(rules, CODEXD_SYSCALL(setxattr), xattrs);
-  refuse(rules, CODEXD_SYSCALL(lsetxattr), xattrs);
-  refuse(rules, CODEXD_SYSCALL(fsetxattr), xattrs);
-  refuse(rules, CODEXD_SYSCALL(setxattrat), xattrs);
-  refuse(rules, CODEXD_SYSCALL(removexattr), xattrs);
-  refuse(rules, CODEXD_SYSCALL(lremovexattr), xattrs);
-  refuse(rules, CODEXD_SYSCALL(fremovexattr), xattrs);
-  refuse(rules, CODEXD_SYSCALL(removexattrat), xattrs);
-}
-
+#undef CODEXD_CALL
 #undef CODEXD_SYSCALL
 
 }  // namespace
+
+std::string refuse_group_label(const RefuseGroup& group) {
+  std::string names;
+  for (const Syscall& call : group.syscalls) names += (names.empty() ? "" : ", ") + std::string(call.name);
+  std::string scope = group.scope.empty() ? "" : " (" + std::string(group.scope) + ")";
+  int err = errno_or_eperm(group);
+  std::string label = err == EPERM ? "refused" + scope + ": " + names
+                                   : names + scope + ": " + std::string(errno_name(err));
+  if (!group.why.empty()) label += " (" + std::string(group.why) + ")";
+  return label;
+}
 
 std::vector<SeccompRule> seccomp_rules(const HelperConfig& config) {
   std::vector<SeccompRule> rules;
   add_always_refused(&rules);
   if (!config.network) add_network_off(&rules);
   if (config.block_unix_sockets) add_unix_socket_block(&rules, config.network);
-  if (config.mode == HelperMode::kLandlock) add_metadata_block(&rules);
+  if (config.mode == HelperMode::kLandlock) add_groups(&rules, metadata_groups());
   return rules;
 }
 

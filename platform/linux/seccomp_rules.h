@@ -1,10 +1,12 @@
 // The seccomp policy as data: which system calls the helper refuses, under which argument
 // conditions, with which errno. The filter builder (seccomp_filter.cc) and the printable
-// plan (describe_seccomp_rules) both read this one table.
+// plan (describe_seccomp_rules) both read this one table; calls refused whatever their
+// arguments come from RefuseGroup data whose printed line is generated from the names.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "platform/linux/helper_config.h"
@@ -27,6 +29,26 @@ struct SeccompRule {
   std::vector<ArgCondition> conditions;  // AND-ed, at most one per argument
   std::string label;                     // one line of the printable plan; rules may share it
 };
+
+// A system call by name and x86_64 number.
+struct Syscall {
+  const char* name = "";
+  int number = -1;
+};
+
+// Calls refused outright (whatever their arguments) with one errno for one reason. Its line
+// in the printable plan is made from the names (refuse_group_label), so the text cannot
+// drift from what is filtered.
+struct RefuseGroup {
+  std::string_view why;           // in parentheses after the names; empty: they say it all
+  std::vector<Syscall> syscalls;
+  int errno_value = 0;            // 0: EPERM
+  std::string_view scope;         // e.g. "Landlock backend": which plans carry the group
+};
+
+// "refused: a, b, c (why)", "refused (scope): a, b" or, with another errno than EPERM,
+// "a: ENOSYS (why)".
+std::string refuse_group_label(const RefuseGroup& group);
 
 std::vector<SeccompRule> seccomp_rules(const HelperConfig& config);
 

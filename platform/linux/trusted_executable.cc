@@ -1,44 +1,14 @@
 #include "platform/linux/trusted_executable.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-
+#include "platform/posix/root_owned.h"
 #include "platform/sandbox/path_utils.h"
 
 namespace codexd::sandbox::linux_backend {
-namespace {
-
-Status check_owner_and_mode(const std::string& path, const struct stat& st, uid_t also_trusted_owner) {
-  if (st.st_uid != 0 && st.st_uid != also_trusted_owner) {
-    return PermissionDenied(path + " is owned by uid " + std::to_string(st.st_uid));
-  }
-  bool writable_by_others = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-  bool sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0;
-  if (writable_by_others && !sticky_dir) {
-    return PermissionDenied(path + " is group- or world-writable");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Result<std::string> verify_trusted_executable(const std::string& path, uid_t also_trusted_owner) {
-  CODEXD_RETURN_IF_ERROR(validate_absolute_path(path, "executable"));
-  CODEXD_ASSIGN_OR_RETURN(std::optional<std::string> canonical, canonicalize_existing(path));
-  if (!canonical) return NotFound(path + " does not exist");
-  struct stat st {};
-  if (::stat(canonical->c_str(), &st) != 0) return ErrnoStatus("stat " + *canonical, errno);
-  if (!S_ISREG(st.st_mode)) return PermissionDenied(*canonical + " is not a regular file");
-  if ((st.st_mode & S_IXUSR) == 0) return PermissionDenied(*canonical + " is not executable");
-  CODEXD_RETURN_IF_ERROR(check_owner_and_mode(*canonical, st, also_trusted_owner));
-  for (std::string dir = parent_path(*canonical);; dir = parent_path(dir)) {
-    if (::stat(dir.c_str(), &st) != 0) return ErrnoStatus("stat " + dir, errno);
-    CODEXD_RETURN_IF_ERROR(check_owner_and_mode(dir, st, also_trusted_owner));
-    if (dir == "/") break;
-  }
-  return *canonical;
+  return posix::check_root_owned_executable(path, "", also_trusted_owner);
 }
 
 Result<std::string> find_trusted_bwrap(const std::vector<std::string>& candidates,

@@ -12,7 +12,9 @@
 
 namespace codexd::sandbox::linux_backend {
 
-// Returns the canonical path of `path` when trusted; PermissionDenied/NotFound otherwise.
+// posix::check_root_owned_executable with the daemon's uid as a second trusted owner: returns
+// the canonical path of `path` when trusted; InvalidArgument/PermissionDenied/NotFound
+// otherwise.
 Result<std::string> verify_trusted_executable(const std::string& path, uid_t also_trusted_owner);
 
 // Finds bwrap among `candidates` (absolute paths only; empty: /usr/bin/bwrap,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "platform/sandbox/path_utils.h"
 
 namespace codexd::sandbox::macos_backend {
 namespace {
@@ -35,14 +34,6 @@ std::vector<std::string> seatbelt_environment(const std::vector<std::string>& en
   out.push_back("CODEXD_SANDBOX=" + std::string(to_string(Backend::kMacosSeatbelt)));
   if (!network_access) out.push_back("CODEX_SANDBOX_NETWORK_DISABLED=1");
   return out;
-}
-
-Status validate_launch_request(const LaunchRequest& request) {
-  if (request.argv.empty() || request.argv.front().empty()) return InvalidArgument("empty command");
-  for (const std::string& word : request.argv) {
-    if (word.find('\0') != std::string::npos) return InvalidArgument("command word holds a NUL byte");
-  }
-  return validate_absolute_path(request.cwd, "command cwd");
 }
 
 Result<LaunchPlan> build_seatbelt_plan(const SandboxSpec& spec, const LaunchRequest& request,

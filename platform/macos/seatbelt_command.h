@@ -23,10 +23,8 @@ std::vector<std::string> sandbox_exec_argv(const SeatbeltPolicy& policy,
 // CODEX_SANDBOX_NETWORK_DISABLED=1.
 std::vector<std::string> seatbelt_environment(const std::vector<std::string>& env, bool network_access);
 
-// Non-empty argv without NUL bytes, absolute cwd.
-Status validate_launch_request(const LaunchRequest& request);
-
-// build_seatbelt_policy + the argv and environment above.
+// validate_launch_request (sandbox.h) + build_seatbelt_policy + the argv and environment
+// above. SeatbeltSandboxManager::plan_confined; callable directly (tests, tools).
 Result<LaunchPlan> build_seatbelt_plan(const SandboxSpec& spec, const LaunchRequest& request,
                                        const SeatbeltOptions& options);
 

@@ -1,24 +1,12 @@
 #include "platform/macos/seatbelt_probe.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-
 #include "platform/macos/seatbelt_paths.h"
-#include "platform/sandbox/path_utils.h"
+#include "platform/posix/root_owned.h"
 
 namespace codexd::sandbox::macos_backend {
 namespace {
-
-Status check_owner_and_mode(const std::string& path, const struct stat& st) {
-  if (st.st_uid != 0) return PermissionDenied(path + " is owned by uid " + std::to_string(st.st_uid) + ", not root");
-  bool sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0;
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !sticky_dir) {
-    return PermissionDenied(path + " is writable by group or others");
-  }
-  return Status::Ok();
-}
 
 #ifdef __APPLE__
 // The per-user cache directory (/var/folders/xx/yyyy/C/). In system mode this
@@ -37,20 +25,7 @@ std::optional<std::string> darwin_user_cache_dir() {
 }  // namespace
 
 Result<std::string> check_trusted_sandbox_exec(const std::string& path) {
-  CODEXD_RETURN_IF_ERROR(validate_absolute_path(path, "sandbox-exec"));
-  CODEXD_ASSIGN_OR_RETURN(std::optional<std::string> canonical, canonicalize_existing(path));
-  if (!canonical) return NotFound(path + " does not exist");
-  struct stat st {};
-  if (::stat(canonical->c_str(), &st) != 0) return ErrnoStatus("stat " + *canonical, errno);
-  if (!S_ISREG(st.st_mode)) return PermissionDenied(*canonical + " is not a regular file");
-  if ((st.st_mode & S_IXUSR) == 0) return PermissionDenied(*canonical + " is not executable");
-  CODEXD_RETURN_IF_ERROR(check_owner_and_mode(*canonical, st));
-  for (std::string dir = parent_path(*canonical);; dir = parent_path(dir)) {
-    if (::stat(dir.c_str(), &st) != 0) return ErrnoStatus("stat " + dir, errno);
-    CODEXD_RETURN_IF_ERROR(check_owner_and_mode(dir, st));
-    if (dir == "/") break;
-  }
-  return *canonical;
+  return posix::check_root_owned_executable(path, "sandbox-exec");
 }
 
 SeatbeltProbe probe_seatbelt(const SandboxManagerOptions& options, const std::string& sandbox_exec) {

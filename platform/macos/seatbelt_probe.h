@@ -14,9 +14,9 @@ struct SeatbeltProbe {
   std::optional<std::string> darwin_user_cache_dir;
 };
 
-// sandbox-exec must be a regular executable owned by root, and neither it nor any directory
-// above it may be writable by group or others: whoever could replace it could run every
-// command unsandboxed. Returns the canonical path.
+// sandbox-exec must be a regular executable that only root can change
+// (posix::check_root_owned_executable): whoever could replace it could run every command
+// unsandboxed. Returns the canonical path.
 Result<std::string> check_trusted_sandbox_exec(const std::string& path);
 
 // On macOS: the check above for `sandbox_exec`, and the per-user cache directory. Elsewhere

@@ -1,5 +1,6 @@
 // The macOS SandboxManager: every command under /usr/bin/sandbox-exec with a policy built
-// for its spec, danger-full-access unwrapped, and a refusal when Seatbelt is unusable.
+// for its spec. Danger-full-access, request validation and the refusal when Seatbelt is
+// unusable are SandboxManager::plan's.
 #pragma once
 
 #include <memory>
@@ -16,7 +17,12 @@ class SeatbeltSandboxManager final : public SandboxManager {
   explicit SeatbeltSandboxManager(SeatbeltProbe probe, PathResolver resolve = {});
 
   const CapabilityReport& capabilities() const override { return probe_.report; }
-  Result<LaunchPlan> plan(const SandboxSpec& spec, const LaunchRequest& request) const override;
+
+ protected:
+  // build_seatbelt_plan with the probed per-user cache directory.
+  Result<LaunchPlan> plan_confined(const SandboxSpec& spec, const LaunchRequest& request) const override;
+  // posix::resolve_executable in the child's PATH.
+  Result<std::string> resolve_unconfined_executable(const LaunchRequest& request) const override;
 
  private:
   SeatbeltProbe probe_;

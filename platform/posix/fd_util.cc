@@ -4,23 +4,30 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 
 namespace codexd::posix {
 
-Status set_nonblocking(int fd, bool nonblocking) {
-  int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0) return ErrnoStatus("fcntl(F_GETFL)", errno);
-  flags = nonblocking ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
-  if (::fcntl(fd, F_SETFL, flags) < 0) return ErrnoStatus("fcntl(F_SETFL)", errno);
+namespace {
+
+// Sets or clears `bit` in the descriptor's status (F_GETFL/F_SETFL) or descriptor
+// (F_GETFD/F_SETFD) flags; `kind` is "FL" or "FD" for the error text.
+Status update_fcntl_flag(int fd, int get_cmd, int set_cmd, int bit, bool on, const char* kind) {
+  int flags = ::fcntl(fd, get_cmd);
+  if (flags < 0) return ErrnoStatus(std::string("fcntl(F_GET") + kind + ")", errno);
+  flags = on ? (flags | bit) : (flags & ~bit);
+  if (::fcntl(fd, set_cmd, flags) < 0) return ErrnoStatus(std::string("fcntl(F_SET") + kind + ")", errno);
   return Status::Ok();
 }
 
+}  // namespace
+
+Status set_nonblocking(int fd, bool nonblocking) {
+  return update_fcntl_flag(fd, F_GETFL, F_SETFL, O_NONBLOCK, nonblocking, "FL");
+}
+
 Status set_cloexec(int fd, bool cloexec) {
-  int flags = ::fcntl(fd, F_GETFD);
-  if (flags < 0) return ErrnoStatus("fcntl(F_GETFD)", errno);
-  flags = cloexec ? (flags | FD_CLOEXEC) : (flags & ~FD_CLOEXEC);
-  if (::fcntl(fd, F_SETFD, flags) < 0) return ErrnoStatus("fcntl(F_SETFD)", errno);
-  return Status::Ok();
+  return update_fcntl_flag(fd, F_GETFD, F_SETFD, FD_CLOEXEC, cloexec, "FD");
 }
 
 Result<PipePair> make_pipe() {

@@ -1,4 +1,8 @@
-// Starting child processes from a large multi-threaded daemon.
+// Starting child processes from a large multi-threaded daemon. LINUX ONLY: the
+// implementation (spawn_linux.cc) uses clone(CLONE_VM|CLONE_VFORK), close_range,
+// PR_SET_PDEATHSIG and pidfd_open, and is compiled only when building for Linux; another OS
+// needs its own spawn_<os>.cc behind this same interface. resolve_executable
+// (executable_path.h) is portable and available everywhere.
 //
 // We clone with CLONE_VM|CLONE_VFORK (what posix_spawn does internally) rather than fork():
 // no page-table copy, so the cost does not grow with the daemon's size, and the parent learns
@@ -17,6 +21,7 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
+#include "platform/posix/executable_path.h"  // resolve_executable, part of this interface
 
 namespace codexd::posix {
 
@@ -57,11 +62,6 @@ struct SpawnedProcess {
 // Spawns the child. On failure nothing is left running and the Status says which step failed
 // ("chdir /x: No such file or directory").
 Result<SpawnedProcess> spawn_process(const SpawnRequest& request);
-
-// Finds `program` the way execvp would, but in the child's PATH (from `env`), not the
-// daemon's. A name with a slash is returned as is (relative to `cwd`).
-Result<std::string> resolve_executable(const std::string& program, const std::vector<std::string>& env,
-                                       const std::string& cwd);
 
 // Signals a whole process group; ESRCH (already gone) is not an error.
 Status signal_process_group(pid_t pgid, int signal);

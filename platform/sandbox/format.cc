@@ -66,20 +66,10 @@ std::string format_launch_plan(const LaunchPlan& plan) {
 std::string format_capability_report(const CapabilityReport& report) {
   std::ostringstream out;
   out << "chosen backend: " << to_string(report.chosen) << "\n";
-  out << "bwrap: " << (report.bwrap_path.empty() ? "(not found)" : report.bwrap_path);
-  if (!report.bwrap_version.empty()) out << " (" << report.bwrap_version << ")";
-  out << "\n";
-  out << "bwrap optional flags:";
-  for (const std::string& flag : report.bwrap_flags) out << " " << flag;
-  if (report.bwrap_flags.empty()) out << " (none)";
-  out << "\n";
-  out << "unprivileged user namespaces: " << (report.user_namespaces_usable ? "usable" : "not usable")
-      << "\n";
-  out << "fresh /proc in sandbox: " << (report.proc_mount_usable ? "yes" : "no (fallback)") << "\n";
-  out << "landlock ABI: " << report.landlock_abi << "\n";
-  out << "seccomp: " << (report.seccomp_available ? "available" : "not available") << "\n";
-  out << "helper: " << (report.helper_path.empty() ? "(none)" : report.helper_path)
-      << (report.helper_usable ? "" : " (not usable)") << "\n";
+  for (const CapabilityFact& fact : report.facts) out << fact.name << ": " << fact.value << "\n";
+  if (!report.helper_path.empty()) {
+    out << "helper: " << report.helper_path << (report.helper_usable ? "" : " (not usable)") << "\n";
+  }
   out << "probe time: " << report.probe_millis << " ms\n";
   append_list(out, "warnings", report.warnings);
   return out.str();

@@ -1,6 +1,7 @@
 // The OS-neutral sandbox interface the orchestrator calls. Each platform backend
-// (platform/linux, platform/macos, ...) implements SandboxManager; the rest of codexd only
-// sees these types. Flow: SandboxPolicy (config) --resolve--> SandboxSpec (immutable,
+// (platform/linux, platform/macos, ...) implements SandboxManager's protected hooks; the rest
+// of codexd only sees these types. The machine's manager comes from create_sandbox_manager()
+// in platform/backends/manager_factory.h, the one place that knows every backend. Flow: SandboxPolicy (config) --resolve--> SandboxSpec (immutable,
 // validated, concrete paths for one command) --SandboxManager::plan--> LaunchPlan (the exact
 // argv/env to exec). Nothing here spawns a process.
 #pragma once
@@ -92,52 +93,83 @@ struct LaunchPlan {
   // Human-readable rules that apply (mounts, seccomp rules, Landlock rules), for dry runs,
   // `codexd --print-sandbox-plan` and `codexctl sandbox --plan`.
   std::vector<std::string> rules;
+  // The path handed to execve. A confined plan: argv.front() (bwrap, the helper or
+  // sandbox-exec, always absolute). plan_unconfined: argv[0] resolved against the child's
+  // PATH and cwd. plan() for danger-full-access: argv.front() as given (nothing is looked up).
+  std::string executable;
 };
 
-// What this machine can do, probed once at start.
+// One backend-specific fact of a CapabilityReport, for display ("landlock ABI", "6").
+struct CapabilityFact {
+  std::string name;
+  std::string value;
+};
+
+// What this machine can do, probed once at start. Only what every backend has; a backend's
+// own typed details live in its own types (e.g. platform/linux/linux_capabilities.h) and
+// reach this report as `facts`.
 struct CapabilityReport {
   Backend chosen = Backend::kNone;
-  std::string bwrap_path;
-  std::string bwrap_version;
-  std::vector<std::string> bwrap_flags;  // optional flags this bwrap supports
-  bool user_namespaces_usable = false;
-  int landlock_abi = 0;
-  bool seccomp_available = false;
-  std::string helper_path;
+  std::vector<CapabilityFact> facts;  // in display order
+  std::string helper_path;            // the in-sandbox helper, for backends that run one
+  bool helper_usable = false;         // it passed its checks and answered its self-test
   std::vector<std::string> warnings;
-  // Added by the Linux backend: whether bwrap can mount a fresh /proc (else the no-proc
-  // fallback applies), whether the helper answered its self-test, and how long probing took.
-  bool proc_mount_usable = false;
-  bool helper_usable = false;
-  int probe_millis = 0;
+  int probe_millis = 0;               // how long probing took
 };
 
+// What every backend is configured with. Options of one backend (where bwrap may live, ...)
+// are that backend's own (e.g. linux_backend::LinuxSandboxOptions).
 struct SandboxManagerOptions {
   BackendPreference preference = BackendPreference::kAuto;
-  std::string helper_path;  // codexd-sandbox-helper; empty: next to the running executable
-  // Added: where bwrap may live (absolute, trusted system paths only). Empty: the built-in
-  // list (/usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap).
-  std::vector<std::string> bwrap_candidates;
-  bool no_bwrap = false;           // behave as if bwrap were not installed (tests, debugging)
-  bool force_no_proc = false;      // use the no-/proc fallback even if /proc mounts (tests)
-  int probe_timeout_ms = 500;      // hard bound on the whole capability probe
+  std::string helper_path;   // codexd-sandbox-helper; empty: next to the running executable
+  int probe_timeout_ms = 500;  // hard bound on the whole capability probe
 };
 
+// Non-empty argv, a non-empty argv[0], no NUL byte in any word, an absolute cwd: what every
+// plan checks first (InvalidArgument otherwise).
+Status validate_launch_request(const LaunchRequest& request);
+
+// The one launch pipeline (a template method). plan() and plan_unconfined() are the only
+// entry points and are not virtual: request validation, the danger-full-access pass-through
+// and the refusal when nothing can confine are written once, here. A backend supplies the
+// confined plan and the PATH lookup for unconfined commands. Every method is const and
+// thread-safe; none spawns a process.
 class SandboxManager {
  public:
   virtual ~SandboxManager() = default;
-  virtual const CapabilityReport& capabilities() const = 0;
-  // Wraps `request` in the sandbox `spec`. kDangerFullAccess returns the command unwrapped
-  // (Backend::kNone). When no backend can enforce the spec, returns StatusCode::kUnavailable
-  // with the reason: the caller must not run the command unsandboxed.
-  virtual Result<LaunchPlan> plan(const SandboxSpec& spec, const LaunchRequest& request) const = 0;
-};
 
-// The platform's manager (probes the machine). Never null: on a platform without a backend it
-// returns a manager whose plan() fails with kUnavailable for anything but danger-full-access.
-std::unique_ptr<SandboxManager> create_sandbox_manager(const SandboxManagerOptions& options);
-// The manager used where no backend exists (exposed so it can be tested on every platform).
-std::unique_ptr<SandboxManager> create_unavailable_sandbox_manager();
+  // What the start-up probe found; capabilities().chosen == kNone means nothing can confine.
+  virtual const CapabilityReport& capabilities() const = 0;
+
+  // Wraps `request` in the sandbox `spec`:
+  //  * an invalid request (validate_launch_request): InvalidArgument;
+  //  * kDangerFullAccess: the command unwrapped (backend kNone, argv/env/cwd as given,
+  //    executable = argv[0] as given, rule "danger-full-access: no sandbox");
+  //  * capabilities().chosen == kNone: StatusCode::kUnavailable with the probe's warnings as
+  //    the reason. The caller must not run the command unsandboxed;
+  //  * otherwise the backend's confined plan (executable = argv.front() of the wrapped argv),
+  //    or its error (kUnavailable when this spec cannot be enforced, e.g. the helper lies
+  //    inside a writable root).
+  Result<LaunchPlan> plan(const SandboxSpec& spec, const LaunchRequest& request) const;
+
+  // The command with no sandbox at all, for when the policy bypasses it (an explicit allow,
+  // an approved escalation or retry) or the mode is danger-full-access: backend kNone,
+  // argv/env/cwd as given, no rules, and executable = argv[0] resolved against the PATH in
+  // request.env and request.cwd (as execvp would in the child). Fails with InvalidArgument
+  // for an invalid request and with the lookup's error (NotFound: "command not found: x")
+  // when argv[0] cannot be resolved.
+  Result<LaunchPlan> plan_unconfined(const LaunchRequest& request) const;
+
+ protected:
+  // The confined plan. Called only with a valid request, a spec other than
+  // danger-full-access, and capabilities().chosen != kNone. Must not fall back to an
+  // unconfined plan: a spec it cannot enforce is an error (kUnavailable).
+  virtual Result<LaunchPlan> plan_confined(const SandboxSpec& spec, const LaunchRequest& request) const = 0;
+
+  // Absolute path of request.argv[0] for an unconfined exec (posix::resolve_executable for
+  // the POSIX backends). Called only with a valid request.
+  virtual Result<std::string> resolve_unconfined_executable(const LaunchRequest& request) const = 0;
+};
 
 // Codex's is_likely_sandbox_denied: false without a sandbox or on exit 0; true when the output
 // holds one of the denial keywords; false for exit 2/126/127; true for 128+SIGSYS on Linux.

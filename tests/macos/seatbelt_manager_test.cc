@@ -42,6 +42,7 @@ TEST(SeatbeltManager, WrapsTheCommandInSandboxExecByAbsolutePath) {
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   EXPECT_EQ(plan->backend, Backend::kMacosSeatbelt);
   EXPECT_EQ(plan->cwd, "/Users/alice/project");
+  EXPECT_EQ(plan->executable, "/usr/bin/sandbox-exec") << "never a PATH lookup";
 
   Result<SeatbeltPolicy> policy = build_seatbelt_policy(spec, identity_options());
   ASSERT_TRUE(policy.ok());

@@ -18,6 +18,7 @@
 #include "daemon/orchestrator/approval_cache.h"
 #include "daemon/orchestrator/orchestrator.h"
 #include "daemon/orchestrator/policy_store.h"
+#include "platform/posix/executable_path.h"
 #include "platform/sandbox/sandbox.h"
 #include "tests/exec/io_test_util.h"
 
@@ -46,11 +47,13 @@ class FakeSandbox : public sandbox::SandboxManager {
  public:
   FakeSandbox() { caps_.chosen = sandbox::Backend::kLinuxBwrap; }
   const sandbox::CapabilityReport& capabilities() const override { return caps_; }
-  Result<sandbox::LaunchPlan> plan(const sandbox::SandboxSpec& spec, const sandbox::LaunchRequest& request) const override {
+
+  bool fail = false;
+  mutable int plans = 0;  // confined plans asked for
+
+ protected:
+  Result<sandbox::LaunchPlan> plan_confined(const sandbox::SandboxSpec&, const sandbox::LaunchRequest& request) const override {
     ++plans;
-    if (spec.mode == sandbox::SandboxMode::kDangerFullAccess) {
-      return sandbox::LaunchPlan{sandbox::Backend::kNone, request.argv, request.env, request.cwd, {"no sandbox"}};
-    }
     if (fail) return Unavailable("fake backend: no sandbox on this machine");
     sandbox::LaunchPlan p;
     p.backend = sandbox::Backend::kLinuxBwrap;
@@ -61,9 +64,9 @@ class FakeSandbox : public sandbox::SandboxManager {
     p.rules = {"fake rules"};
     return p;
   }
-
-  bool fail = false;
-  mutable int plans = 0;
+  Result<std::string> resolve_unconfined_executable(const sandbox::LaunchRequest& request) const override {
+    return posix::resolve_executable(request.argv.front(), request.env, request.cwd);
+  }
 
  private:
   sandbox::CapabilityReport caps_;

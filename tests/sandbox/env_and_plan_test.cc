@@ -1,6 +1,7 @@
 // Plans end to end: markers, loader variables, danger-full-access, helper placement, and a
 // helper that fails before exec.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -65,6 +66,36 @@ TEST_P(PlanTest, DangerFullAccessRunsTheCommandAsIs) {
   EXPECT_EQ(plan->backend, Backend::kNone);
   EXPECT_EQ(plan->argv, request.argv);
   EXPECT_EQ(plan->env, request.env);
+  EXPECT_EQ(plan->executable, "/bin/echo");
+}
+
+// What the orchestrator runs when the policy bypasses the sandbox: the command as given,
+// argv[0] resolved in the child's PATH (not the daemon's).
+TEST_P(PlanTest, PlanUnconfinedResolvesInTheChildPath) {
+  CODEXD_MANAGER_OR_SKIP(manager, GetParam());
+  ScratchDir dir;
+  std::string bin = dir.make_dir("bin");
+  std::string tool = dir.make_file("bin/tool", "#!/bin/sh\n");
+  ::chmod(tool.c_str(), 0755);
+  LaunchRequest request{{"tool", "x"}, dir.path(), {"PATH=/nonexistent:" + bin, "A=1"}};
+  Result<LaunchPlan> plan = manager->plan_unconfined(request);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_EQ(plan->backend, Backend::kNone);
+  EXPECT_EQ(plan->executable, tool);
+  EXPECT_EQ(plan->argv, request.argv);
+  EXPECT_EQ(plan->env, request.env) << "no sandbox markers without a sandbox";
+  EXPECT_EQ(plan->cwd, dir.path());
+  request.env = {"PATH=/nonexistent"};
+  EXPECT_EQ(manager->plan_unconfined(request).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(PlanTest, AConfinedPlanExecsTheFirstWordOfItsArgv) {
+  CODEXD_MANAGER_OR_SKIP(manager, GetParam());
+  ScratchDir dir;
+  std::string ws = dir.make_dir("ws");
+  LaunchPlan plan = make_plan(*manager, make_spec(ws), {"true"}, ws);
+  EXPECT_EQ(plan.executable, plan.argv.front());
+  EXPECT_EQ(plan.executable.front(), '/') << plan.executable;
 }
 
 TEST_P(PlanTest, HelperInsideAWritableRootIsRefused) {

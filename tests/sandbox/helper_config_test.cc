@@ -79,6 +79,23 @@ TEST(SeccompRules, NetworkOffAddsCodexRulesAndMore) {
   EXPECT_TRUE(has_rule(rules, "ptrace"));
 }
 
+// A call refused whatever its arguments is printed by name: the label comes from the data,
+// so the printed plan cannot list one set of calls while the filter holds another.
+TEST(SeccompRules, EveryUnconditionalRefusalIsNamedInItsLabel) {
+  for (HelperMode mode : {HelperMode::kBwrap, HelperMode::kLandlock}) {
+    HelperConfig config;
+    config.mode = mode;
+    for (const SeccompRule& rule : seccomp_rules(config)) {
+      if (!rule.conditions.empty()) continue;
+      EXPECT_NE(rule.label.find(rule.syscall), std::string::npos) << rule.syscall << " / " << rule.label;
+    }
+  }
+  EXPECT_EQ(refuse_group_label({"why", {{"a", 1}, {"b", 2}}, 0, {}}), "refused: a, b (why)");
+  EXPECT_EQ(refuse_group_label({"", {{"a", 1}}, 0, "Landlock backend"}), "refused (Landlock backend): a");
+  EXPECT_EQ(refuse_group_label({"libc falls back", {{"clone3", 435}}, ENOSYS, {}}),
+            "clone3: ENOSYS (libc falls back)");
+}
+
 TEST(SeccompRules, EveryConfigurationCompiles) {
   for (bool network : {false, true}) {
     for (bool block_unix : {false, true}) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "platform/linux/linux_sandbox_manager.h"
 #include "tests/sandbox/backend_param.h"
 #include "tests/sandbox/escape_expect.h"
 
@@ -61,10 +62,11 @@ TEST(NoProcFallback, HostProcIsNeverExposed) {
   SandboxManagerOptions options;
   options.helper_path = helper_path();
   options.preference = BackendPreference::kBwrap;
-  options.force_no_proc = true;
-  std::unique_ptr<SandboxManager> manager = create_sandbox_manager(options);
+  linux_backend::LinuxSandboxOptions linux_options;
+  linux_options.force_no_proc = true;
+  std::unique_ptr<SandboxManager> manager = linux_backend::create_linux_sandbox_manager(options, linux_options);
   if (manager->capabilities().chosen != Backend::kLinuxBwrap) GTEST_SKIP() << "bwrap unusable";
-  EXPECT_FALSE(manager->capabilities().proc_mount_usable);
+  EXPECT_FALSE(linux_backend::linux_capabilities(*manager)->proc_mount_usable);
   ScratchDir dir;
   std::string ws = dir.make_dir("ws");
   Victim victim(ws);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "platform/sandbox/format.h"
+#include "platform/backends/manager_factory.h"
 #include "platform/sandbox/sandbox.h"
 
 extern char** environ;

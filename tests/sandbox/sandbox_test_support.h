@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/backends/manager_factory.h"
 #include "platform/sandbox/sandbox.h"
 
 namespace codexd::sandbox::testing {

@@ -1,6 +1,8 @@
 // create_sandbox_manager: the platform's backend, or a manager that refuses everything but
 // danger-full-access where no backend exists yet.
-#include "platform/sandbox/sandbox.h"
+#include "platform/backends/manager_factory.h"
+
+#include "platform/posix/executable_path.h"
 
 #if defined(__linux__)
 #include "platform/linux/linux_sandbox_manager.h"
@@ -18,17 +20,14 @@ class UnavailableSandboxManager final : public SandboxManager {
     report_.warnings.push_back("no sandbox backend for this platform yet");
   }
   const CapabilityReport& capabilities() const override { return report_; }
-  Result<LaunchPlan> plan(const SandboxSpec& spec, const LaunchRequest& request) const override {
-    if (spec.mode != SandboxMode::kDangerFullAccess) {
-      return Unavailable("no sandbox backend on this platform can enforce " +
-                         std::string(to_string(spec.mode)));
-    }
-    LaunchPlan plan;
-    plan.argv = request.argv;
-    plan.env = request.env;
-    plan.cwd = request.cwd;
-    plan.rules.push_back("danger-full-access: no sandbox");
-    return plan;
+
+ protected:
+  // Never called: chosen is kNone, so SandboxManager::plan refuses before asking.
+  Result<LaunchPlan> plan_confined(const SandboxSpec& spec, const LaunchRequest&) const override {
+    return Unavailable("no sandbox backend on this platform can enforce " + std::string(to_string(spec.mode)));
+  }
+  Result<std::string> resolve_unconfined_executable(const LaunchRequest& request) const override {
+    return posix::resolve_executable(request.argv.front(), request.env, request.cwd);
   }
 
  private:

@@ -1,3 +1,10 @@
+// spawn_process for Linux: clone(CLONE_VM|CLONE_VFORK) on a private stack, close_range,
+// PR_SET_PDEATHSIG, pidfd_open. None of these exist on macOS or the BSDs, so this file is
+// compiled on Linux only (platform/posix/CMakeLists.txt) and refuses to build elsewhere.
+#if !defined(__linux__)
+#error "spawn_linux.cc is Linux-only (clone(CLONE_VM|CLONE_VFORK), close_range, PR_SET_PDEATHSIG, pidfd_open); another OS needs its own spawn_<os>.cc"
+#endif
+
 #include "platform/posix/spawn.h"
 
 #include <fcntl.h>
@@ -6,7 +13,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -196,41 +202,44 @@ class ChildStack {
   char* base_ = nullptr;
 };
 
-}  // namespace
+// The child's ends of its std descriptors (all at fd >= 3); the parent's ends go in `result`.
+struct ChildStdio {
+  UniqueFd stdin_fd, stdout_fd, stderr_fd, tty;
+};
 
-Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
-  CODEXD_RETURN_IF_ERROR(validate(request));
+Status open_pipes(const SpawnRequest& request, ChildStdio& child, SpawnedProcess& result) {
+  if (request.stdin_pipe) {
+    CODEXD_ASSIGN_OR_RETURN(PipePair in, make_pipe());
+    child.stdin_fd = std::move(in.read_end);
+    result.input = std::move(in.write_end);
+  } else {
+    child.stdin_fd.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!child.stdin_fd) return ErrnoStatus("open /dev/null", errno);
+  }
+  CODEXD_ASSIGN_OR_RETURN(PipePair out, make_pipe());
+  child.stdout_fd = std::move(out.write_end);
+  result.output = std::move(out.read_end);
+  if (request.stdio == StdioMode::kPipesSeparate) {
+    CODEXD_ASSIGN_OR_RETURN(PipePair err, make_pipe());
+    child.stderr_fd = std::move(err.write_end);
+    result.error = std::move(err.read_end);
+  }
+  return Status::Ok();
+}
 
-  SpawnedProcess result;
-  UniqueFd child_stdin, child_stdout, child_stderr, child_tty;
-
+Status open_stdio(const SpawnRequest& request, ChildStdio& child, SpawnedProcess& result) {
   if (request.stdio == StdioMode::kPty) {
     CODEXD_ASSIGN_OR_RETURN(PtyPair pty, open_pty(request.rows, request.cols));
     CODEXD_ASSIGN_OR_RETURN(result.input, dup_cloexec(pty.master.get()));
     result.output = std::move(pty.master);
-    child_tty = std::move(pty.slave);
+    child.tty = std::move(pty.slave);
   } else {
-    if (request.stdin_pipe) {
-      CODEXD_ASSIGN_OR_RETURN(PipePair in, make_pipe());
-      child_stdin = std::move(in.read_end);
-      result.input = std::move(in.write_end);
-    } else {
-      child_stdin.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-      if (!child_stdin) return ErrnoStatus("open /dev/null", errno);
-    }
-    CODEXD_ASSIGN_OR_RETURN(PipePair out, make_pipe());
-    child_stdout = std::move(out.write_end);
-    result.output = std::move(out.read_end);
-    if (request.stdio == StdioMode::kPipesSeparate) {
-      CODEXD_ASSIGN_OR_RETURN(PipePair err, make_pipe());
-      child_stderr = std::move(err.write_end);
-      result.error = std::move(err.read_end);
-    }
+    CODEXD_RETURN_IF_ERROR(open_pipes(request, child, result));
   }
 
   // Descriptors the child dups into 0/1/2 must not already be 0/1/2 (a daemon started with
   // closed std descriptors would get them); move them up.
-  for (UniqueFd* fd : {&child_stdin, &child_stdout, &child_stderr, &child_tty}) {
+  for (UniqueFd* fd : {&child.stdin_fd, &child.stdout_fd, &child.stderr_fd, &child.tty}) {
     if (fd->valid() && fd->get() < 3) {
       CODEXD_ASSIGN_OR_RETURN(UniqueFd moved, dup_cloexec(fd->get()));
       *fd = std::move(moved);
@@ -240,22 +249,23 @@ Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
   for (UniqueFd* fd : {&result.output, &result.error, &result.input}) {
     if (fd->valid()) CODEXD_RETURN_IF_ERROR(set_nonblocking(fd->get()));
   }
+  return Status::Ok();
+}
 
-  std::vector<char*> argv = c_string_array(request.argv);
-  std::vector<char*> envp = c_string_array(request.env);
-
-  ChildPlan plan{};
+// `argv` and `envp` are the c_string_array()s of the request; all must outlive the plan.
+void fill_child_plan(const SpawnRequest& request, const ChildStdio& child, char* const* argv,
+                     char* const* envp, ChildPlan& plan) {
   plan.executable = request.executable.c_str();
-  plan.argv = argv.data();
-  plan.envp = envp.data();
+  plan.argv = argv;
+  plan.envp = envp;
   plan.cwd = request.cwd.c_str();
-  if (child_tty) {
-    plan.stdin_fd = plan.stdout_fd = plan.stderr_fd = child_tty.get();
-    plan.controlling_tty_fd = child_tty.get();
+  if (child.tty) {
+    plan.stdin_fd = plan.stdout_fd = plan.stderr_fd = child.tty.get();
+    plan.controlling_tty_fd = child.tty.get();
   } else {
-    plan.stdin_fd = child_stdin.get();
-    plan.stdout_fd = child_stdout.get();
-    plan.stderr_fd = child_stderr ? child_stderr.get() : child_stdout.get();
+    plan.stdin_fd = child.stdin_fd.get();
+    plan.stdout_fd = child.stdout_fd.get();
+    plan.stderr_fd = child.stderr_fd ? child.stderr_fd.get() : child.stdout_fd.get();
     plan.controlling_tty_fd = -1;
   }
   plan.parent_death_signal = request.parent_death_signal;
@@ -267,7 +277,10 @@ Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
     plan.groups = request.credentials->groups.data();
     plan.group_count = request.credentials->groups.size();
   }
+}
 
+// Clones the child and returns once it has exec'd (or failed a step, which is reported).
+Result<pid_t> clone_child(const SpawnRequest& request, ChildPlan& plan) {
   ChildStack stack;
   if (!stack.ok()) return ErrnoStatus("mmap child stack", errno);
 
@@ -290,6 +303,23 @@ Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
     if (static_cast<ChildStep>(plan.failed_step) == ChildStep::kChdir) what += " " + request.cwd;
     return ErrnoStatus(what, plan.failed_errno);
   }
+  return pid;
+}
+
+}  // namespace
+
+Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
+  CODEXD_RETURN_IF_ERROR(validate(request));
+
+  SpawnedProcess result;
+  ChildStdio child;
+  CODEXD_RETURN_IF_ERROR(open_stdio(request, child, result));
+
+  std::vector<char*> argv = c_string_array(request.argv);
+  std::vector<char*> envp = c_string_array(request.env);
+  ChildPlan plan{};
+  fill_child_plan(request, child, argv.data(), envp.data(), plan);
+  CODEXD_ASSIGN_OR_RETURN(pid_t pid, clone_child(request, plan));
 
   result.pid = pid;
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -302,36 +332,6 @@ Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
   result.pidfd.reset(pidfd);
   CODEXD_RETURN_IF_ERROR(set_cloexec(pidfd));
   return result;
-}
-
-Result<std::string> resolve_executable(const std::string& program, const std::vector<std::string>& env,
-                                       const std::string& cwd) {
-  if (program.empty()) return InvalidArgument("empty program name");
-  if (program.find('/') != std::string::npos) {
-    return program[0] == '/' ? program : cwd + "/" + program;
-  }
-  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-  for (const auto& entry : env) {
-    if (entry.rfind("PATH=", 0) == 0) {
-      path = entry.substr(5);
-      break;
-    }
-  }
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    start = end + 1;
-    if (dir.empty()) dir = ".";                 // POSIX: an empty entry means the cwd
-    if (dir[0] != '/') dir = cwd + "/" + dir;   // relative to the child's cwd, not ours
-    std::string candidate = dir + "/" + program;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-  }
-  return NotFound("command not found: " + program);
 }
 
 Status signal_process_group(pid_t pgid, int signal) {
