@@ -19,7 +19,6 @@ struct ClientOptions {
   std::string agent_id;  // --agent-id, else $CODEXD_AGENT_ID, else "codexctl"
 };
 
-std::string default_socket_path();
 std::shared_ptr<grpc::Channel> connect(const ClientOptions& options);
 // Labels the call with the agent id.
 void prepare(grpc::ClientContext& context, const ClientOptions& options);

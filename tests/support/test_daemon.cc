@@ -18,6 +18,8 @@
 #include <sstream>
 #include <thread>
 
+#include "codexd/api_constants.h"
+
 #ifndef CODEXD_TEST_BIN_DIR
 #error "CODEXD_TEST_BIN_DIR must point at the build's bin directory"
 #endif
@@ -148,7 +150,7 @@ std::shared_ptr<grpc::Channel> TestDaemon::channel() const {
 }
 
 void TestDaemon::label(grpc::ClientContext& context, const std::string& agent_id) {
-  context.AddMetadata("x-codexd-agent-id", agent_id);
+  context.AddMetadata(api::kAgentIdMetadataKey, agent_id);
 }
 
 int TestDaemon::stop() {
