@@ -30,6 +30,7 @@
 #include "codexd/v1/approvals.grpc.pb.h"
 #include "codexd/v1/exec.grpc.pb.h"
 #include "codexd/v1/policy.grpc.pb.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_daemon.h"
 
 namespace codexd::testing::approvals {
@@ -51,21 +52,9 @@ inline std::string slurp(const std::string& path) {
 
 // A directory outside every writable root of the sandbox (the workspace and /tmp are writable
 // roots; /var/tmp is not), removed at the end.
-class OutsideDir {
+class OutsideDir : public TempDir {
  public:
-  OutsideDir() {
-    char tmpl[] = "/var/tmp/codexd-apr-out-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-    ::chmod(path_.c_str(), 0777);
-  }
-  ~OutsideDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  OutsideDir() : TempDir("codexd-apr-out", TempLocation::kOutsideTmp, 0777) {}
 };
 
 // TestDaemon writes the [sandbox] table itself and TOML cannot reopen a table, so extra

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/approvals/approvals_test_util.h"
+#include "tests/support/wait_exit.h"
 
 namespace codexd::testing::approvals {
 namespace {
@@ -89,10 +90,9 @@ class Child {
   // Exit code (128+signal), reading the rest of the output meanwhile.
   int wait() {
     read_until("\x01never\x02");  // drains to EOF (or the guard)
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
+    int code = wait_exit_code(pid_);
     reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return code;
   }
   const std::string& output() const { return output_; }
 
