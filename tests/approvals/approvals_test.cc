@@ -43,18 +43,15 @@ TestDaemonOptions main_options() {
 // touch is explicitly allowed but ls is only heuristically safe: no prompt, sandboxed attempt 1.
 std::string denied_write_script(const std::string& target) { return "touch " + target + " && ls"; }
 
-class Approvals : public ::testing::Test {
+class Approvals : public DaemonTest {
  protected:
-  explicit Approvals(TestDaemonOptions options = main_options()) : daemon_(std::move(options)) {}
+  explicit Approvals(TestDaemonOptions options = main_options()) : DaemonTest(std::move(options)) {}
   void SetUp() override {
-    ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
+    DaemonTest::SetUp();
+    if (HasFatalFailure()) return;
     reviewer_ = std::make_unique<Reviewer>(daemon_);
     EXPECT_TRUE(reviewer_->synced().empty());
   }
-  void TearDown() override {
-    if (HasFailure()) ADD_FAILURE() << "daemon log:\n" << daemon_.daemon_log();
-  }
-  std::string ws(const std::string& name = "") const { return name.empty() ? daemon_.workspace() : daemon_.workspace() + "/" + name; }
 
   // The agent writes <outside_>/<name>: attempt 1 fails in the sandbox, and under `untrusted`
   // the reviewer is asked about the unsandboxed retry (`request`; the test checks its kind).
@@ -71,7 +68,6 @@ class Approvals : public ::testing::Test {
     return w;
   }
 
-  TestDaemon daemon_;
   std::unique_ptr<Reviewer> reviewer_;
   Client agent_{daemon_, "agent-a"};
   Client onreq_{daemon_, "onreq"};

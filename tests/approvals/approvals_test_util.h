@@ -52,6 +52,23 @@ inline std::string slurp(const std::string& path) {
 
 // A directory outside every writable root of the sandbox (the workspace and /tmp are writable
 // roots; /var/tmp is not), removed at the end.
+// The fixture base of these suites: one real daemon per test, which must start, and whose log
+// (plus failure_context()) is shown when the test failed.
+class DaemonTest : public ::testing::Test {
+ protected:
+  explicit DaemonTest(TestDaemonOptions options) : daemon_(std::move(options)) {}
+  void SetUp() override { ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log(); }
+  void TearDown() override {
+    if (HasFailure()) ADD_FAILURE() << "daemon log:\n" << daemon_.daemon_log() << failure_context();
+  }
+  // More to show after the daemon log when the test failed.
+  virtual std::string failure_context() const { return ""; }
+  // The workspace, or `name` in it.
+  std::string ws(const std::string& name = "") const { return name.empty() ? daemon_.workspace() : daemon_.workspace() + "/" + name; }
+
+  TestDaemon daemon_;
+};
+
 class OutsideDir : public TempDir {
  public:
   OutsideDir() : TempDir("codexd-apr-out", TempLocation::kOutsideTmp, 0777) {}
