@@ -22,14 +22,11 @@
 namespace codexd::client {
 
 int run_status(const ClientOptions& options) {
-  auto stub = v1::Admin::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::GetStatusResponse s;
-  auto status = stub->GetStatus(&context, v1::GetStatusRequest(), &s);
+  auto status = call_unary<v1::Admin>(options, &v1::Admin::Stub::GetStatus, v1::GetStatusRequest(), &s);
   if (!status.ok()) return report_rpc_error(status, options);
   if (options.json) {
-    std::printf("%s\n", to_json(s).c_str());
+    print_json(s);
     return 0;
   }
   std::printf("codexd %s (%s mode), pid %d, up %.0fs\n", s.version().c_str(), s.mode().c_str(), s.pid(), s.uptime_seconds());
@@ -54,14 +51,11 @@ int run_status(const ClientOptions& options) {
 }
 
 int run_reload(const ClientOptions& options) {
-  auto stub = v1::Admin::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::ReloadPolicyResponse r;
-  auto status = stub->ReloadPolicy(&context, v1::ReloadPolicyRequest(), &r);
+  auto status = call_unary<v1::Admin>(options, &v1::Admin::Stub::ReloadPolicy, v1::ReloadPolicyRequest(), &r);
   if (!status.ok()) return report_rpc_error(status, options);
   if (options.json) {
-    std::printf("%s\n", to_json(r).c_str());
+    print_json(r);
   } else if (r.ok()) {
     std::printf("policy reloaded: %u rules\n", r.policy().rule_count());
   } else {
@@ -72,14 +66,11 @@ int run_reload(const ClientOptions& options) {
 }
 
 int run_approvals_list(const ClientOptions& options) {
-  auto stub = v1::Approvals::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::ListApprovalsResponse r;
-  auto status = stub->ListApprovals(&context, v1::ListApprovalsRequest(), &r);
+  auto status = call_unary<v1::Approvals>(options, &v1::Approvals::Stub::ListApprovals, v1::ListApprovalsRequest(), &r);
   if (!status.ok()) return report_rpc_error(status, options);
   if (options.json) {
-    std::printf("%s\n", to_json(r).c_str());
+    print_json(r);
     return 0;
   }
   if (r.approvals().empty()) std::printf("no pending approvals\n");
@@ -88,19 +79,96 @@ int run_approvals_list(const ClientOptions& options) {
 }
 
 int run_resolve(const ClientOptions& options, const std::string& approval_id, int decision, const std::string& rationale) {
-  auto stub = v1::Approvals::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::ResolveApprovalRequest request;
   request.set_approval_id(approval_id);
   request.set_decision(static_cast<v1::ReviewDecision>(decision));
   request.set_rationale(rationale);
   v1::ResolveApprovalResponse response;
-  auto status = stub->ResolveApproval(&context, request, &response);
+  auto status = call_unary<v1::Approvals>(options, &v1::Approvals::Stub::ResolveApproval, request, &response);
   if (!status.ok()) return report_rpc_error(status, options);
   if (!options.json) std::printf("%s: %s\n", approval_id.c_str(), v1::ReviewDecision_Name(request.decision()).c_str());
   return 0;
 }
+
+namespace {
+
+// What the event reader and the prompting loop of `approvals watch` share (under `mutex`).
+struct ApprovalWatch {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<v1::ApprovalRequest> queue;
+  std::string prompting;  // approval id currently on screen
+  bool stream_ended = false;
+  grpc::Status final_status;
+  int wake[2] = {-1, -1};  // written when the request on screen is resolved elsewhere
+};
+
+// The reader thread: prints (JSON, or text when nobody is asked) and queues each event until
+// the stream ends.
+void read_approval_events(ApprovalWatch& watch, v1::Approvals::Stub& stub, grpc::ClientContext& context,
+                          const ClientOptions& options, bool interactive) {
+  auto reader = stub.WatchApprovals(&context, v1::WatchApprovalsRequest());
+  v1::ApprovalEvent event;
+  while (reader->Read(&event)) {
+    if (options.json) {
+      print_json(event);
+      std::fflush(stdout);
+      continue;
+    }
+    std::lock_guard lock(watch.mutex);
+    if (event.has_added()) {
+      if (!interactive) std::printf("%s\n", describe_approval(event.added()).c_str());
+      watch.queue.push_back(event.added());
+    } else if (event.has_resolved()) {
+      const auto& id = event.resolved().approval_id();
+      if (!interactive) {
+        std::printf("%s resolved: %s (%s)\n", id.c_str(), v1::ReviewDecision_Name(event.resolved().decision()).c_str(),
+                    event.resolved().resolution_source().c_str());
+      }
+      std::erase_if(watch.queue, [&](const v1::ApprovalRequest& r) { return r.approval_id() == id; });
+      if (watch.prompting == id) (void)!::write(watch.wake[1], "x", 1);
+    } else if (event.has_synced() && !interactive) {
+      std::printf("-- watching for approval requests --\n");
+    }
+    std::fflush(stdout);
+    watch.cv.notify_all();
+  }
+  std::lock_guard lock(watch.mutex);
+  watch.final_status = reader->Finish();
+  watch.stream_ended = true;
+  watch.cv.notify_all();
+}
+
+// The next request to ask about, now marked as on screen; nullopt once the stream has ended
+// and nothing is queued.
+std::optional<v1::ApprovalRequest> next_to_ask(ApprovalWatch& watch) {
+  std::unique_lock lock(watch.mutex);
+  watch.cv.wait(lock, [&] { return watch.stream_ended || !watch.queue.empty(); });
+  if (watch.queue.empty()) return std::nullopt;
+  v1::ApprovalRequest current = watch.queue.front();
+  watch.queue.pop_front();
+  watch.prompting = current.approval_id();
+  char drain[16];
+  while (::read(watch.wake[0], drain, sizeof drain) > 0) {
+  }
+  return current;
+}
+
+// Asks on the terminal about each request in arrival order and sends the answers.
+void answer_on_terminal(ApprovalWatch& watch, v1::Approvals::Stub& resolve_stub, const ClientOptions& options,
+                        int tty_fd) {
+  std::fprintf(stderr, "watching approvals (Ctrl-C to stop)\n");
+  while (auto current = next_to_ask(watch)) {
+    auto decision = ask_on_terminal(*current, tty_fd, watch.wake[0]);
+    {
+      std::lock_guard lock(watch.mutex);
+      watch.prompting.clear();
+    }
+    if (decision) send_terminal_answer(resolve_stub, options, current->approval_id(), *decision);
+  }
+}
+
+}  // namespace
 
 // A live list a human answers from: each new request is shown and asked about in arrival
 // order; one resolved elsewhere is dropped (or its prompt interrupted).
@@ -109,93 +177,24 @@ int run_approvals_watch(const ClientOptions& options) {
   auto stub = v1::Approvals::NewStub(channel);
   const bool interactive = !options.json && ::isatty(STDIN_FILENO);
   int tty_fd = interactive ? ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY) : -1;
-  int wake[2] = {-1, -1};
-  if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) return kExitRpcError;
-
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::deque<v1::ApprovalRequest> queue;
-  std::string prompting;  // approval id currently on screen
-  bool stream_ended = false;
-  grpc::Status final_status;
+  ApprovalWatch watch;
+  if (::pipe2(watch.wake, O_CLOEXEC | O_NONBLOCK) != 0) return kExitRpcError;
   grpc::ClientContext context;
   prepare(context, options);
 
-  std::thread reader_thread([&] {
-    auto reader = stub->WatchApprovals(&context, v1::WatchApprovalsRequest());
-    v1::ApprovalEvent event;
-    while (reader->Read(&event)) {
-      if (options.json) {
-        std::printf("%s\n", to_json(event).c_str());
-        std::fflush(stdout);
-        continue;
-      }
-      std::lock_guard lock(mutex);
-      if (event.has_added()) {
-        if (!interactive) std::printf("%s\n", describe_approval(event.added()).c_str());
-        queue.push_back(event.added());
-      } else if (event.has_resolved()) {
-        const auto& id = event.resolved().approval_id();
-        if (!interactive) {
-          std::printf("%s resolved: %s (%s)\n", id.c_str(), v1::ReviewDecision_Name(event.resolved().decision()).c_str(),
-                      event.resolved().resolution_source().c_str());
-        }
-        std::erase_if(queue, [&](const v1::ApprovalRequest& r) { return r.approval_id() == id; });
-        if (prompting == id) (void)!::write(wake[1], "x", 1);
-      } else if (event.has_synced() && !interactive) {
-        std::printf("-- watching for approval requests --\n");
-      }
-      std::fflush(stdout);
-      cv.notify_all();
-    }
-    std::lock_guard lock(mutex);
-    final_status = reader->Finish();
-    stream_ended = true;
-    cv.notify_all();
-  });
-
+  std::thread reader_thread([&] { read_approval_events(watch, *stub, context, options, interactive); });
   if (interactive && tty_fd >= 0) {
     auto resolve_stub = v1::Approvals::NewStub(channel);
-    std::fprintf(stderr, "watching approvals (Ctrl-C to stop)\n");
-    for (;;) {
-      v1::ApprovalRequest current;
-      {
-        std::unique_lock lock(mutex);
-        cv.wait(lock, [&] { return stream_ended || !queue.empty(); });
-        if (queue.empty()) break;
-        current = queue.front();
-        queue.pop_front();
-        prompting = current.approval_id();
-        char drain[16];
-        while (::read(wake[0], drain, sizeof drain) > 0) {
-        }
-      }
-      auto decision = ask_on_terminal(current, tty_fd, wake[0]);
-      {
-        std::lock_guard lock(mutex);
-        prompting.clear();
-      }
-      if (!decision) continue;
-      grpc::ClientContext ctx;
-      prepare(ctx, options);
-      v1::ResolveApprovalRequest resolve;
-      resolve.set_approval_id(current.approval_id());
-      resolve.set_decision(*decision);
-      v1::ResolveApprovalResponse response;
-      auto st = resolve_stub->ResolveApproval(&ctx, resolve, &response);
-      if (!st.ok()) std::fprintf(stderr, "codexctl: %s\n", st.error_message().c_str());
-    }
+    answer_on_terminal(watch, *resolve_stub, options, tty_fd);
   }
   reader_thread.join();
   if (tty_fd >= 0) ::close(tty_fd);
+  const grpc::Status& final_status = watch.final_status;
   if (!final_status.ok() && final_status.error_code() != grpc::StatusCode::CANCELLED) return report_rpc_error(final_status, options);
   return 0;
 }
 
 int run_sandbox(const ClientOptions& options, const SandboxArgs& args) {
-  auto stub = v1::Sandbox::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::SandboxRunRequest request;
   for (const auto& a : args.argv) request.add_argv(a);
   std::error_code ec;
@@ -208,10 +207,10 @@ int run_sandbox(const ClientOptions& options, const SandboxArgs& args) {
   request.set_backend(args.backend);
   if (args.timeout_ms) request.set_timeout_ms(*args.timeout_ms);
   v1::RunCommandResponse r;
-  auto status = stub->RunSandboxed(&context, request, &r);
+  auto status = call_unary<v1::Sandbox>(options, &v1::Sandbox::Stub::RunSandboxed, request, &r);
   if (!status.ok()) return report_rpc_error(status, options);
   if (options.json) {
-    std::printf("%s\n", to_json(r).c_str());
+    print_json(r);
     return r.has_rejection() ? kExitRejected : r.exit_code();
   }
   if (r.has_rejection()) {
@@ -230,19 +229,16 @@ int run_sandbox(const ClientOptions& options, const SandboxArgs& args) {
 
 int run_daemon_policy_check(const ClientOptions& options, const std::vector<std::string>& command, bool pretty,
                             bool resolve_host_executables) {
-  auto stub = v1::Policy::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::CheckPolicyRequest request;
   for (const auto& a : command) request.add_argv(a);
   request.set_resolve_host_executables(resolve_host_executables);
   std::error_code ec;
   request.set_workdir(std::filesystem::current_path(ec).string());
   v1::CheckPolicyResponse r;
-  auto status = stub->CheckPolicy(&context, request, &r);
+  auto status = call_unary<v1::Policy>(options, &v1::Policy::Stub::CheckPolicy, request, &r);
   if (!status.ok()) return report_rpc_error(status, options);
   if (options.json) {
-    std::printf("%s\n", to_json(r).c_str());
+    print_json(r);
     return 0;
   }
   if (pretty) std::printf("%s\n", nlohmann::ordered_json::parse(r.codex_json()).dump(2).c_str());

@@ -9,6 +9,7 @@
 #include "client/commands.h"
 #include "client/connection.h"
 #include "client/policy_check/policy_check.h"
+#include "codexd/api_constants.h"
 #include "codexd/v1/approvals.pb.h"
 
 using namespace codexd::client;
@@ -18,7 +19,7 @@ namespace {
 ClientOptions options_from_env() {
   ClientOptions options;
   const char* socket = std::getenv("CODEXD_SOCKET");
-  options.socket = socket && *socket ? socket : default_socket_path();
+  options.socket = socket && *socket ? socket : codexd::api::default_user_socket_path();
   const char* agent = std::getenv("CODEXD_AGENT_ID");
   options.agent_id = agent && *agent ? agent : "codexctl";
   return options;

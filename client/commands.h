@@ -58,7 +58,9 @@ int run_daemon_policy_check(const ClientOptions& options, const std::vector<std:
 
 // Backslash escapes (\n \r \t \\ \xHH \e) for `codexctl write -e`.
 std::string unescape(const std::string& text);
-// Prints a protobuf message as JSON (one line).
+// A protobuf message as JSON (one line).
 std::string to_json(const google::protobuf::Message& message);
+// Prints to_json(message) and a newline on stdout.
+void print_json(const google::protobuf::Message& message);
 
 }  // namespace codexd::client

@@ -1,17 +1,10 @@
 #include "client/connection.h"
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
+
+#include "codexd/api_constants.h"
 
 namespace codexd::client {
-
-std::string default_socket_path() {
-  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  if (runtime && runtime[0] == '/') return std::string(runtime) + "/codexd/codexd.sock";
-  return "/tmp/codexd-" + std::to_string(::getuid()) + "/codexd.sock";
-}
 
 std::shared_ptr<grpc::Channel> connect(const ClientOptions& options) {
   grpc::ChannelArguments args;
@@ -20,7 +13,7 @@ std::shared_ptr<grpc::Channel> connect(const ClientOptions& options) {
 }
 
 void prepare(grpc::ClientContext& context, const ClientOptions& options) {
-  if (!options.agent_id.empty()) context.AddMetadata("x-codexd-agent-id", options.agent_id);
+  if (!options.agent_id.empty()) context.AddMetadata(api::kAgentIdMetadataKey, options.agent_id);
 }
 
 int report_rpc_error(const grpc::Status& status, const ClientOptions& options) {

@@ -19,10 +19,27 @@ struct ClientOptions {
   std::string agent_id;  // --agent-id, else $CODEXD_AGENT_ID, else "codexctl"
 };
 
-std::string default_socket_path();
 std::shared_ptr<grpc::Channel> connect(const ClientOptions& options);
 // Labels the call with the agent id.
 void prepare(grpc::ClientContext& context, const ClientOptions& options);
+
+// One unary call of `Service` on `channel` (by default a new connection), labelled with the
+// agent id, e.g. call_unary<v1::Admin>(options, &v1::Admin::Stub::GetStatus, request, &response).
+template <typename Service, typename Request, typename Response>
+grpc::Status call_unary(const ClientOptions& options, const std::shared_ptr<grpc::Channel>& channel,
+                        grpc::Status (Service::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                        const Request& request, Response* response) {
+  auto stub = Service::NewStub(channel);
+  grpc::ClientContext context;
+  prepare(context, options);
+  return ((*stub).*method)(&context, request, response);
+}
+template <typename Service, typename Request, typename Response>
+grpc::Status call_unary(const ClientOptions& options,
+                        grpc::Status (Service::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                        const Request& request, Response* response) {
+  return call_unary<Service>(options, connect(options), method, request, response);
+}
 // Prints "codexctl: <message>" (with a hint when the daemon is unreachable); returns kExitRpcError.
 int report_rpc_error(const grpc::Status& status, const ClientOptions& options);
 

@@ -55,15 +55,7 @@ class InlineApprover {
     while (reader->Read(&event)) {
       if (!event.has_added() || event.added().call_id() != call_id_) continue;
       auto decision = ask_on_terminal(event.added(), tty_fd_, wake_read_);
-      if (!decision) continue;
-      grpc::ClientContext ctx;
-      prepare(ctx, options_);
-      v1::ResolveApprovalRequest resolve;
-      resolve.set_approval_id(event.added().approval_id());
-      resolve.set_decision(*decision);
-      v1::ResolveApprovalResponse response;
-      auto st = stub_->ResolveApproval(&ctx, resolve, &response);
-      if (!st.ok()) std::fprintf(stderr, "codexctl: %s\n", st.error_message().c_str());
+      if (decision) send_terminal_answer(*stub_, options_, event.added().approval_id(), *decision);
     }
     reader->Finish();
   }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdio>
 
 #include "base/shell_quote.h"
 
@@ -86,6 +87,18 @@ std::optional<v1::ReviewDecision> ask_on_terminal(const v1::ApprovalRequest& req
   if (line == "n" || line == "no") return v1::DENIED;
   if (line == "a" || line == "abort") return v1::ABORT;
   return std::nullopt;
+}
+
+void send_terminal_answer(v1::Approvals::Stub& stub, const ClientOptions& options, const std::string& approval_id,
+                          v1::ReviewDecision decision) {
+  grpc::ClientContext context;
+  prepare(context, options);
+  v1::ResolveApprovalRequest resolve;
+  resolve.set_approval_id(approval_id);
+  resolve.set_decision(decision);
+  v1::ResolveApprovalResponse response;
+  auto status = stub.ResolveApproval(&context, resolve, &response);
+  if (!status.ok()) std::fprintf(stderr, "codexctl: %s\n", status.error_message().c_str());
 }
 
 }  // namespace codexd::client

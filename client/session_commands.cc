@@ -24,10 +24,17 @@ std::string age(int64_t unix_ms) {
   return buf;
 }
 
-void print_result_text(const v1::ExecResult& result) {
+// What `write` and `poll` print: the RPC error, the JSON, or the output and the exit code.
+int print_exec_result(const ClientOptions& options, const grpc::Status& status, const v1::ExecResult& result) {
+  if (!status.ok()) return report_rpc_error(status, options);
+  if (options.json) {
+    print_json(result);
+    return 0;
+  }
   std::fwrite(result.output().data(), 1, result.output().size(), stdout);
   std::fflush(stdout);
   if (result.has_exit_code()) std::fprintf(stderr, "codexctl: process exited with code %d\n", result.exit_code());
+  return 0;
 }
 
 }  // namespace
@@ -40,6 +47,8 @@ std::string to_json(const google::protobuf::Message& message) {
   (void)google::protobuf::util::MessageToJsonString(message, &out, options);
   return out;
 }
+
+void print_json(const google::protobuf::Message& message) { std::printf("%s\n", to_json(message).c_str()); }
 
 std::string unescape(const std::string& text) {
   std::string out;
@@ -71,16 +80,13 @@ std::string unescape(const std::string& text) {
 }
 
 int run_sessions(const ClientOptions& options, bool all_users) {
-  auto stub = v1::Exec::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::ListSessionsRequest request;
   request.set_all_users(all_users);
   v1::ListSessionsResponse response;
-  auto status = stub->ListSessions(&context, request, &response);
+  auto status = call_unary<v1::Exec>(options, &v1::Exec::Stub::ListSessions, request, &response);
   if (!status.ok()) return report_rpc_error(status, options);
   if (options.json) {
-    std::printf("%s\n", to_json(response).c_str());
+    print_json(response);
     return 0;
   }
   std::printf("%-7s %-8s %-9s %-6s %-12s %-5s %s\n", "ID", "PID", "STATE", "UID", "AGENT", "AGE", "COMMAND");
@@ -96,11 +102,8 @@ int run_attach(const ClientOptions& options, int session_id, std::optional<uint6
   block_follow_signals();
   auto channel = connect(options);
   // Is it a TTY session? Then forward stdin and window size too.
-  auto stub = v1::Exec::NewStub(channel);
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::ListSessionsResponse sessions;
-  auto status = stub->ListSessions(&context, v1::ListSessionsRequest(), &sessions);
+  auto status = call_unary<v1::Exec>(options, channel, &v1::Exec::Stub::ListSessions, v1::ListSessionsRequest(), &sessions);
   if (!status.ok()) return report_rpc_error(status, options);
   bool tty = false;
   for (const auto& s : sessions.sessions()) {
@@ -111,40 +114,23 @@ int run_attach(const ClientOptions& options, int session_id, std::optional<uint6
 
 int run_write(const ClientOptions& options, int session_id, const std::string& text, bool escapes,
               std::optional<uint32_t> yield_ms) {
-  auto stub = v1::Exec::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::WriteStdinRequest request;
   request.set_session_id(session_id);
   request.set_chars(escapes ? unescape(text) : text);
   if (yield_ms) request.set_yield_time_ms(*yield_ms);
   v1::ExecResult result;
-  auto status = stub->WriteStdin(&context, request, &result);
-  if (!status.ok()) return report_rpc_error(status, options);
-  if (options.json) std::printf("%s\n", to_json(result).c_str());
-  else print_result_text(result);
-  return 0;
+  return print_exec_result(options, call_unary<v1::Exec>(options, &v1::Exec::Stub::WriteStdin, request, &result), result);
 }
 
 int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms) {
-  auto stub = v1::Exec::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::PollRequest request;
   request.set_session_id(session_id);
   request.set_yield_time_ms(yield_ms);
   v1::ExecResult result;
-  auto status = stub->Poll(&context, request, &result);
-  if (!status.ok()) return report_rpc_error(status, options);
-  if (options.json) std::printf("%s\n", to_json(result).c_str());
-  else print_result_text(result);
-  return 0;
+  return print_exec_result(options, call_unary<v1::Exec>(options, &v1::Exec::Stub::Poll, request, &result), result);
 }
 
 int run_kill(const ClientOptions& options, int session_id, const std::string& signal, std::optional<uint32_t> grace_ms) {
-  auto stub = v1::Exec::NewStub(connect(options));
-  grpc::ClientContext context;
-  prepare(context, options);
   v1::CancelRequest request;
   request.set_session_id(session_id);
   if (signal == "int") request.set_mode(v1::CancelRequest::INTERRUPT);
@@ -152,9 +138,9 @@ int run_kill(const ClientOptions& options, int session_id, const std::string& si
   else request.set_mode(v1::CancelRequest::TERMINATE);
   if (grace_ms) request.set_grace_ms(*grace_ms);
   v1::CancelResponse response;
-  auto status = stub->Cancel(&context, request, &response);
+  auto status = call_unary<v1::Exec>(options, &v1::Exec::Stub::Cancel, request, &response);
   if (!status.ok()) return report_rpc_error(status, options);
-  if (options.json) std::printf("%s\n", to_json(response).c_str());
+  if (options.json) print_json(response);
   else if (!response.was_running()) std::fprintf(stderr, "codexctl: session %d had already exited\n", session_id);
   return 0;
 }

@@ -9,7 +9,7 @@
 #   platform/sandbox      base (the OS-neutral interface knows no backend)
 #   platform/linux|macos  base, platform/posix, platform/sandbox
 #   platform/backends     base, platform/* (the one place that picks a backend)
-#   daemon/config         base, policies, platform/posix (root-ownership check), platform/sandbox,
+#   daemon/config         base, codexd (api_constants.h), policies, platform/posix (root-ownership check), platform/sandbox,
 #                         daemon/exec (value types only)
 #   daemon/exec           base, platform/posix, platform/sandbox (the Backend value type)
 #   daemon/orchestrator   base, policies, platform/posix (identity: users, groups, credentials),
@@ -26,7 +26,7 @@ set(_rooms
   "platform/linux|base,platform/posix,platform/sandbox"
   "platform/macos|base,platform/posix,platform/sandbox"
   "platform/backends|base,platform/posix,platform/sandbox,platform/linux,platform/macos"
-  "daemon/config|base,policies,platform/posix,platform/sandbox,daemon/exec"
+  "daemon/config|base,codexd,policies,platform/posix,platform/sandbox,daemon/exec"
   "daemon/exec|base,platform/posix,platform/sandbox"
   "daemon/orchestrator|base,policies,platform/posix,platform/sandbox,daemon/config,daemon/exec"
   "daemon/server|base,codexd,policies,platform/posix,platform/sandbox,platform/linux,platform/backends,daemon/config,daemon/exec,daemon/orchestrator"

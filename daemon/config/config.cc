@@ -19,6 +19,7 @@
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
+#include "codexd/api_constants.h"
 #include "platform/posix/root_owned.h"
 
 namespace codexd::config {
@@ -183,15 +184,9 @@ std::string expand_home(const std::string& path, const std::string& home) {
   return path;
 }
 
-std::string default_user_socket_path() {
-  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  if (runtime && runtime[0] == '/') return std::string(runtime) + "/codexd/codexd.sock";
-  return "/tmp/codexd-" + std::to_string(::getuid()) + "/codexd.sock";
-}
-
 std::string socket_path(const Config& config) {
   const std::string& listen = config.daemon.listen;
-  if (listen.empty()) return config.daemon.mode == DaemonMode::kSystem ? kSystemSocketPath : default_user_socket_path();
+  if (listen.empty()) return api::default_socket_path(config.daemon.mode == DaemonMode::kSystem);
   return listen.rfind("unix:", 0) == 0 ? listen.substr(5) : listen;
 }
 

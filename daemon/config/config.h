@@ -105,9 +105,6 @@ Result<Config> load_config_file(const std::string& path);
 
 // The listening socket path for a config ("unix:" prefix stripped).
 std::string socket_path(const Config& config);
-// The user-mode default: $XDG_RUNTIME_DIR/codexd/codexd.sock, else /tmp/codexd-$UID/codexd.sock.
-std::string default_user_socket_path();
-inline constexpr const char* kSystemSocketPath = "/run/codexd/codexd.sock";
 
 // System mode trusts only what root alone can change: posix::check_root_owned (`path`,
 // symlinks followed, and every directory above it owned by root and not writable by its group

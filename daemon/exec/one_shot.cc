@@ -1,16 +1,10 @@
 #include "daemon/exec/one_shot.h"
 
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cerrno>
 
-#include "daemon/exec/reap.h"
-
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
+#include "daemon/exec/exit_status.h"
 
 namespace codexd::exec {
 namespace {
@@ -109,26 +103,16 @@ void OneShotRun::read(asio::posix::stream_descriptor& stream, std::vector<char>&
 }
 
 void OneShotRun::on_exit_ready() {
-  siginfo_t info{};
-  int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
-                    WEXITED | WNOHANG | WNOWAIT);
-  if (rc == 0 && info.si_pid == 0) {
+  ExitPeek peek = peek_exit(pidfd_.native_handle());
+  if (peek.state == ExitPeek::State::kRunning) {
     pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
                       [self = shared_from_this()](const boost::system::error_code& ec) {
                         if (!ec) self->on_exit_ready();
                       });
     return;
   }
-  ExitStatus status;
-  if (rc == 0) {
-    if (info.si_code == CLD_EXITED) {
-      status.exit_code = info.si_status;
-    } else {
-      status.signal = info.si_status;
-      status.exit_code = 128 + info.si_status;
-    }
-  }
-  exit_ = status;
+  // A failed waitid counts as an exit of unknown status (exit_code -1).
+  exit_ = peek.state == ExitPeek::State::kExited ? peek.status : ExitStatus{};
   timeout_timer_.cancel();
   // Readers get IO_DRAIN_TIMEOUT after the exit; a grandchild holding a pipe is not waited for.
   drain_timer_.expires_after(kIoDrainTimeout);

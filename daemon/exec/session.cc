@@ -1,17 +1,11 @@
 #include "daemon/exec/session.h"
 
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <boost/asio/write.hpp>
-#include <cerrno>
 
-#include "daemon/exec/reap.h"
+#include "daemon/exec/exit_status.h"
 #include "platform/posix/pty.h"
-
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
 
 namespace codexd::exec {
 namespace {
@@ -23,17 +17,6 @@ constexpr auto kPostExitCollectCap = std::chrono::milliseconds(50);
 // ...and the stream keeps reading 100 ms of trailing output before it is considered drained.
 constexpr auto kTrailingOutputGrace = std::chrono::milliseconds(100);
 constexpr size_t kReadChunk = 64 * 1024;
-
-ExitStatus exit_status_from(const siginfo_t& info) {
-  ExitStatus status;
-  if (info.si_code == CLD_EXITED) {
-    status.exit_code = info.si_status;
-  } else {  // CLD_KILLED / CLD_DUMPED
-    status.signal = info.si_status;
-    status.exit_code = 128 + info.si_status;
-  }
-  return status;
-}
 
 }  // namespace
 
@@ -131,21 +114,21 @@ void Session::watch_exit() {
 }
 
 void Session::on_exit_ready() {
-  siginfo_t info{};
-  // WNOWAIT: leave the leader a zombie so its pid (= the process-group id) cannot be reused
-  // while we may still signal the group; it is reaped in finish().
-  int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
-                    WEXITED | WNOHANG | WNOWAIT);
-  if (rc != 0 || info.si_pid == 0) {
-    if (rc != 0 && errno == ECHILD) {  // reaped elsewhere: nothing more to learn
-      exit_ = ExitStatus{};
-      reaped_ = true;
-    } else {
+  // The leader stays a zombie (its pid is the process-group id we may still signal); it is
+  // reaped in finish().
+  ExitPeek peek = peek_exit(pidfd_.native_handle());
+  switch (peek.state) {
+    case ExitPeek::State::kRunning:
+    case ExitPeek::State::kError:
       watch_exit();
       return;
-    }
-  } else {
-    exit_ = exit_status_from(info);
+    case ExitPeek::State::kAlreadyReaped:  // reaped elsewhere: nothing more to learn
+      exit_ = ExitStatus{};
+      reaped_ = true;
+      break;
+    case ExitPeek::State::kExited:
+      exit_ = peek.status;
+      break;
   }
   exit_seen_at_ = Clock::now();
   maybe_finish();
@@ -179,11 +162,7 @@ void Session::finish() {
   if (!reaped_) {
     // Kill what the command left behind in its group, then reap the zombie leader.
     posix::signal_process_group(pid_, SIGKILL).ok();
-    siginfo_t info{};
-    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.native_handle()), &info,
-                    WEXITED | WNOHANG) < 0 &&
-           errno == EINTR) {
-    }
+    reap_if_exited(pidfd_.native_handle());
     reaped_ = true;
   }
   boost::system::error_code ignored;

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/exec/exit_status.h"
 #include "daemon/exec/head_tail_buffer.h"
 #include "daemon/exec/output_ring.h"
 #include "base/status.h"
@@ -33,11 +34,6 @@
 namespace codexd::exec {
 
 using Clock = std::chrono::steady_clock;
-
-struct ExitStatus {
-  int exit_code = -1;         // 128+N when killed by signal N
-  std::optional<int> signal;  // the signal that killed it
-};
 
 // Who started the session and what it runs (immutable).
 struct SessionMetadata {

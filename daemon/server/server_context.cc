@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "codexd/api_constants.h"
+
 namespace codexd::server {
 
 std::optional<orchestrator::Caller> caller_of(const DaemonParts& parts, const grpc::CallbackServerContext* ctx) {
@@ -13,7 +15,7 @@ std::optional<orchestrator::Caller> caller_of(const DaemonParts& parts, const gr
   caller.pid = peer->pid;
   caller.is_admin = parts.is_admin(peer->uid);
   // The agent label is the caller's own claim: display and audit only, never an authority.
-  auto it = ctx->client_metadata().find("x-codexd-agent-id");
+  auto it = ctx->client_metadata().find(api::kAgentIdMetadataKey);
   if (it != ctx->client_metadata().end()) {
     std::string label(it->second.data(), std::min<size_t>(it->second.size(), 128));
     for (char& c : label) {

@@ -40,20 +40,34 @@ TestDaemonOptions main_options() {
   return o;
 }
 
-class Approvals : public ::testing::Test {
+// touch is explicitly allowed but ls is only heuristically safe: no prompt, sandboxed attempt 1.
+std::string denied_write_script(const std::string& target) { return "touch " + target + " && ls"; }
+
+class Approvals : public DaemonTest {
  protected:
-  explicit Approvals(TestDaemonOptions options = main_options()) : daemon_(std::move(options)) {}
+  explicit Approvals(TestDaemonOptions options = main_options()) : DaemonTest(std::move(options)) {}
   void SetUp() override {
-    ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
+    DaemonTest::SetUp();
+    if (HasFatalFailure()) return;
     reviewer_ = std::make_unique<Reviewer>(daemon_);
     EXPECT_TRUE(reviewer_->synced().empty());
   }
-  void TearDown() override {
-    if (HasFailure()) ADD_FAILURE() << "daemon log:\n" << daemon_.daemon_log();
-  }
-  std::string ws(const std::string& name = "") const { return name.empty() ? daemon_.workspace() : daemon_.workspace() + "/" + name; }
 
-  TestDaemon daemon_;
+  // The agent writes <outside_>/<name>: attempt 1 fails in the sandbox, and under `untrusted`
+  // the reviewer is asked about the unsandboxed retry (`request`; the test checks its kind).
+  struct DeniedWrite {
+    std::string outside;  // the target
+    std::unique_ptr<PendingExec> call;
+    v1::ApprovalRequest request;
+  };
+  DeniedWrite start_denied_write(const std::string& name) {
+    DeniedWrite w;
+    w.outside = outside_.path() + "/" + name;
+    w.call = exec_async(agent_, exec_script(ws(), denied_write_script(w.outside)));
+    w.request = reviewer_->added();
+    return w;
+  }
+
   std::unique_ptr<Reviewer> reviewer_;
   Client agent_{daemon_, "agent-a"};
   Client onreq_{daemon_, "onreq"};
@@ -181,13 +195,8 @@ TEST_F(Approvals, OrdinaryNonZeroExitIsNotADenialAndTriggersNoRetry) {
   expect_no_event_before_fence(*reviewer_, agent_, ws());
 }
 
-// touch is explicitly allowed but ls is only heuristically safe: no prompt, sandboxed attempt 1.
-std::string denied_write_script(const std::string& target) { return "touch " + target + " && ls"; }
-
 TEST_F(Approvals, SandboxDenialUnderUntrustedAsksForTheRetryAndRunsUnsandboxedAfterApproval) {
-  const std::string outside = outside_.path() + "/retry-approved";
-  auto call = exec_async(agent_, exec_script(ws(), denied_write_script(outside)));
-  auto request = reviewer_->added();
+  auto [outside, call, request] = start_denied_write("retry-approved");
   EXPECT_EQ(request.reason().kind(), v1::ApprovalReason::SANDBOX_RETRY);
   EXPECT_EQ(request.attempt(), 2u);
   EXPECT_EQ(request.sandbox().backend(), v1::SANDBOX_NONE) << "the reviewer is told attempt 2 runs without the sandbox";
@@ -203,9 +212,7 @@ TEST_F(Approvals, SandboxDenialUnderUntrustedAsksForTheRetryAndRunsUnsandboxedAf
 }
 
 TEST_F(Approvals, SandboxDenialUnderUntrustedDoesNotRunUnsandboxedAfterDenial) {
-  const std::string outside = outside_.path() + "/retry-denied";
-  auto call = exec_async(agent_, exec_script(ws(), denied_write_script(outside)));
-  auto request = reviewer_->added();
+  auto [outside, call, request] = start_denied_write("retry-denied");
   EXPECT_EQ(request.reason().kind(), v1::ApprovalReason::SANDBOX_RETRY);
   ASSERT_TRUE(reviewer_->resolve(request.approval_id(), v1::DENIED).ok());
   ASSERT_TRUE(call->wait());
@@ -219,9 +226,7 @@ TEST_F(Approvals, SandboxDenialUnderUntrustedDoesNotRunUnsandboxedAfterDenial) {
 }
 
 TEST_F(Approvals, ARetryQuestionWhoseClientDisconnectsRunsNothing) {
-  const std::string outside = outside_.path() + "/retry-gone";
-  auto call = exec_async(agent_, exec_script(ws(), denied_write_script(outside)));
-  auto request = reviewer_->added();
+  auto [outside, call, request] = start_denied_write("retry-gone");
   ASSERT_EQ(request.reason().kind(), v1::ApprovalReason::SANDBOX_RETRY);
   call->cancel();
   auto resolved = reviewer_->resolved();
@@ -473,44 +478,57 @@ TestDaemonOptions shared_socket_options(const std::string& extra) {
   return o;
 }
 
-TEST(Reviewers, AnotherUidNeitherSeesNorAnswersRequestsItMayNotReview) {
-  TestDaemon daemon(shared_socket_options(""));
-  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
-  Reviewer reviewer(daemon);
-  reviewer.synced();
-  Client agent(daemon, "agent-a");
-  auto call = exec_async(agent, exec_request(daemon.workspace(), {"mkdir", "not-yours"}));
-  auto request = reviewer.added();
-  auto list = daemon.codexctl({"approvals"}, "", kNobody);
+// A daemon on a socket every uid may reach, its reviewer, and an agent whose `mkdir <name>`
+// waits for review; the tests then look at it as uid nobody through codexctl.
+class Reviewers : public ::testing::Test {
+ protected:
+  // Call through ASSERT_NO_FATAL_FAILURE.
+  void start_with_pending_mkdir(const std::string& extra_config, const std::string& name) {
+    daemon_ = std::make_unique<TestDaemon>(shared_socket_options(extra_config));
+    ASSERT_TRUE(daemon_->started()) << daemon_->daemon_log();
+    reviewer_ = std::make_unique<Reviewer>(*daemon_);
+    reviewer_->synced();
+    agent_ = std::make_unique<Client>(*daemon_, "agent-a");
+    call_ = exec_async(*agent_, exec_request(daemon_->workspace(), {"mkdir", name}));
+    request_ = reviewer_->added();
+  }
+  ProcessResult codexctl_as_nobody(const std::vector<std::string>& args) const {
+    return daemon_->codexctl(args, "", kNobody);
+  }
+
+  std::unique_ptr<TestDaemon> daemon_;
+  std::unique_ptr<Reviewer> reviewer_;
+  std::unique_ptr<Client> agent_;
+  std::unique_ptr<PendingExec> call_;
+  v1::ApprovalRequest request_;
+};
+
+TEST_F(Reviewers, AnotherUidNeitherSeesNorAnswersRequestsItMayNotReview) {
+  ASSERT_NO_FATAL_FAILURE(start_with_pending_mkdir("", "not-yours"));
+  auto list = codexctl_as_nobody({"approvals"});
   EXPECT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(list.out, "no pending approvals\n");
-  auto approve = daemon.codexctl({"approve", request.approval_id()}, "", kNobody);
+  auto approve = codexctl_as_nobody({"approve", request_.approval_id()});
   EXPECT_EQ(approve.exit_code, 1);
   EXPECT_THAT(approve.err, HasSubstr("may not review"));
-  EXPECT_FALSE(call->returned());
-  ASSERT_TRUE(reviewer.resolve(request.approval_id(), v1::DENIED).ok());
-  ASSERT_TRUE(call->wait());
-  EXPECT_EQ(call->response().rejection().reason(), v1::Rejection::DENIED_BY_REVIEWER);
-  EXPECT_FALSE(exists(daemon.workspace() + "/not-yours"));
+  EXPECT_FALSE(call_->returned());
+  ASSERT_TRUE(reviewer_->resolve(request_.approval_id(), v1::DENIED).ok());
+  ASSERT_TRUE(call_->wait());
+  EXPECT_EQ(call_->response().rejection().reason(), v1::Rejection::DENIED_BY_REVIEWER);
+  EXPECT_FALSE(exists(daemon_->workspace() + "/not-yours"));
 }
 
-TEST(Reviewers, AConfiguredReviewerUidSeesAndAnswersOthersRequests) {
-  TestDaemon daemon(shared_socket_options("[approvals]\nreviewer_uids = [65534]\n"));
-  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
-  Reviewer reviewer(daemon);
-  reviewer.synced();
-  Client agent(daemon, "agent-a");
-  auto call = exec_async(agent, exec_request(daemon.workspace(), {"mkdir", "approved-by-nobody"}));
-  auto request = reviewer.added();
-  auto list = daemon.codexctl({"approvals"}, "", kNobody);
+TEST_F(Reviewers, AConfiguredReviewerUidSeesAndAnswersOthersRequests) {
+  ASSERT_NO_FATAL_FAILURE(start_with_pending_mkdir("[approvals]\nreviewer_uids = [65534]\n", "approved-by-nobody"));
+  auto list = codexctl_as_nobody({"approvals"});
   EXPECT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_THAT(list.out, HasSubstr(request.approval_id()));
-  auto approve = daemon.codexctl({"approve", request.approval_id()}, "", kNobody);
+  EXPECT_THAT(list.out, HasSubstr(request_.approval_id()));
+  auto approve = codexctl_as_nobody({"approve", request_.approval_id()});
   EXPECT_EQ(approve.exit_code, 0) << approve.err;
-  ASSERT_TRUE(call->wait());
-  EXPECT_EQ(call->response().exit_code(), 0);
-  EXPECT_TRUE(exists(daemon.workspace() + "/approved-by-nobody"));
-  auto resolved = reviewer.resolved();
+  ASSERT_TRUE(call_->wait());
+  EXPECT_EQ(call_->response().exit_code(), 0);
+  EXPECT_TRUE(exists(daemon_->workspace() + "/approved-by-nobody"));
+  auto resolved = reviewer_->resolved();
   EXPECT_EQ(resolved.resolved_by_uid(), kNobody);
 }
 
@@ -529,17 +547,11 @@ prefix_rule(pattern=["fence-cmd"], decision="prompt"))";
     return o;
   }
   // The daemon's temp dir only exists once TestDaemon runs, so the denied directory is ours.
+  // Made on first use, removed when the test program ends.
   static std::string secret_dir() {
-    static const std::string dir = [] {
-      char tmpl[] = "/var/tmp/codexd-apr-secret-XXXXXX";
-      return std::string(::mkdtemp(tmpl));
-    }();
-    std::ofstream(dir + "/secret.txt") << "TOP-SECRET-CONTENT\n";
-    return dir;
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    std::filesystem::remove_all(secret_dir(), ec);
+    static const TempDir dir("codexd-apr-secret", TempLocation::kOutsideTmp);
+    dir.make_file("secret.txt", "TOP-SECRET-CONTENT\n");
+    return dir.path();
   }
   DeniedReadApprovals() : Approvals(options()) {}
 };

@@ -30,6 +30,7 @@
 #include "codexd/v1/approvals.grpc.pb.h"
 #include "codexd/v1/exec.grpc.pb.h"
 #include "codexd/v1/policy.grpc.pb.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_daemon.h"
 
 namespace codexd::testing::approvals {
@@ -51,21 +52,26 @@ inline std::string slurp(const std::string& path) {
 
 // A directory outside every writable root of the sandbox (the workspace and /tmp are writable
 // roots; /var/tmp is not), removed at the end.
-class OutsideDir {
- public:
-  OutsideDir() {
-    char tmpl[] = "/var/tmp/codexd-apr-out-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-    ::chmod(path_.c_str(), 0777);
+// The fixture base of these suites: one real daemon per test, which must start, and whose log
+// (plus failure_context()) is shown when the test failed.
+class DaemonTest : public ::testing::Test {
+ protected:
+  explicit DaemonTest(TestDaemonOptions options) : daemon_(std::move(options)) {}
+  void SetUp() override { ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log(); }
+  void TearDown() override {
+    if (HasFailure()) ADD_FAILURE() << "daemon log:\n" << daemon_.daemon_log() << failure_context();
   }
-  ~OutsideDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
+  // More to show after the daemon log when the test failed.
+  virtual std::string failure_context() const { return ""; }
+  // The workspace, or `name` in it.
+  std::string ws(const std::string& name = "") const { return name.empty() ? daemon_.workspace() : daemon_.workspace() + "/" + name; }
 
- private:
-  std::string path_;
+  TestDaemon daemon_;
+};
+
+class OutsideDir : public TempDir {
+ public:
+  OutsideDir() : TempDir("codexd-apr-out", TempLocation::kOutsideTmp, 0777) {}
 };
 
 // TestDaemon writes the [sandbox] table itself and TOML cannot reopen a table, so extra

@@ -39,7 +39,7 @@ const std::vector<std::string> kFields = {"ts",          "tool",        "agent_i
                                           "reviewed",    "decision",    "sandbox_override", "initial_sandbox",
                                           "attempt",     "outcome",     "approval_wait_ms", "duration_ms"};
 
-class AuditLog : public ::testing::Test {
+class AuditLog : public DaemonTest {
  protected:
   static TestDaemonOptions options() {
     TestDaemonOptions o;
@@ -48,13 +48,9 @@ class AuditLog : public ::testing::Test {
     o.extra_config = "[agents.\"onreq\"]\napproval_policy = \"on-request\"\n";
     return o;
   }
-  AuditLog() : daemon_(options()) {}
-  void SetUp() override { ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log(); }
-  void TearDown() override {
-    if (HasFailure()) ADD_FAILURE() << "daemon log:\n" << daemon_.daemon_log() << "\naudit log:\n" << slurp(daemon_.audit_log_path());
-  }
+  AuditLog() : DaemonTest(options()) {}
+  std::string failure_context() const override { return "\naudit log:\n" + slurp(daemon_.audit_log_path()); }
 
-  TestDaemon daemon_;
   Client agent_{daemon_, "agent-a"};
   Client onreq_{daemon_, "onreq"};
   OutsideDir outside_;

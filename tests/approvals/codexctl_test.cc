@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/approvals/approvals_test_util.h"
+#include "tests/support/wait_exit.h"
 
 namespace codexd::testing::approvals {
 namespace {
@@ -89,10 +90,9 @@ class Child {
   // Exit code (128+signal), reading the rest of the output meanwhile.
   int wait() {
     read_until("\x01never\x02");  // drains to EOF (or the guard)
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
+    int code = wait_exit_code(pid_);
     reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return code;
   }
   const std::string& output() const { return output_; }
 
@@ -104,7 +104,7 @@ class Child {
   std::string output_;
 };
 
-class Codexctl : public ::testing::Test {
+class Codexctl : public DaemonTest {
  protected:
   static TestDaemonOptions options() {
     TestDaemonOptions o;
@@ -112,16 +112,13 @@ class Codexctl : public ::testing::Test {
     o.rules = kRules;
     return o;
   }
-  Codexctl() : daemon_(options()) {}
+  Codexctl() : DaemonTest(options()) {}
   void SetUp() override {
-    ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
+    DaemonTest::SetUp();
+    if (HasFatalFailure()) return;
     reviewer_ = std::make_unique<Reviewer>(daemon_);
     reviewer_->synced();
   }
-  void TearDown() override {
-    if (HasFailure()) ADD_FAILURE() << "daemon log:\n" << daemon_.daemon_log();
-  }
-  std::string ws(const std::string& name = "") const { return name.empty() ? daemon_.workspace() : daemon_.workspace() + "/" + name; }
   std::vector<std::string> ctl(std::vector<std::string> args) const {
     std::vector<std::string> argv = {TestDaemon::codexctl_binary(), "--socket", daemon_.socket_path()};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -134,7 +131,6 @@ class Codexctl : public ::testing::Test {
     return {std::move(call), request};
   }
 
-  TestDaemon daemon_;
   std::unique_ptr<Reviewer> reviewer_;
   Client agent_{daemon_, "agent-a"};
 };

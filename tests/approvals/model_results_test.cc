@@ -66,7 +66,7 @@ Seen seen(const grpc::Status& st, const v1::ExecResult& r) {
   return s;
 }
 
-class ModelResults : public ::testing::Test {
+class ModelResults : public DaemonTest {
  protected:
   static TestDaemonOptions options() {
     TestDaemonOptions o;
@@ -75,12 +75,7 @@ class ModelResults : public ::testing::Test {
     o.extra_config = "[approvals]\ntimeout_ms = 400\nwhen_no_reviewer = \"reject\"\n";
     return o;
   }
-  ModelResults() : daemon_(options()) {}
-  void SetUp() override { ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log(); }
-  void TearDown() override {
-    if (HasFailure()) ADD_FAILURE() << "daemon log:\n" << daemon_.daemon_log();
-  }
-  std::string ws(const std::string& name = "") const { return name.empty() ? daemon_.workspace() : daemon_.workspace() + "/" + name; }
+  ModelResults() : DaemonTest(options()) {}
 
   // --- one function per boundary; each TEST asserts its details, the last test compares all ---
 
@@ -188,7 +183,6 @@ class ModelResults : public ::testing::Test {
     return s;
   }
 
-  TestDaemon daemon_;
   Client agent_{daemon_, "agent-a"};
   OutsideDir outside_;
 };

@@ -144,10 +144,18 @@ TEST(Config, HomeIsExpandedInPaths) {
 }
 
 TEST(Config, UserSocketFollowsXdgRuntimeDir) {
+  auto c = parse_config("[daemon]\nmode = \"user\"\n", "c.toml");
+  ASSERT_TRUE(c.ok());
   setenv("XDG_RUNTIME_DIR", "/run/user/1234", 1);
-  EXPECT_EQ(default_user_socket_path(), "/run/user/1234/codexd/codexd.sock");
+  EXPECT_EQ(socket_path(*c), "/run/user/1234/codexd/codexd.sock");
   unsetenv("XDG_RUNTIME_DIR");
-  EXPECT_EQ(default_user_socket_path(), "/tmp/codexd-" + std::to_string(::getuid()) + "/codexd.sock");
+  EXPECT_EQ(socket_path(*c), "/tmp/codexd-" + std::to_string(::getuid()) + "/codexd.sock");
+}
+
+TEST(Config, ListenOverridesTheDefaultSocket) {
+  auto c = parse_config("[daemon]\nmode = \"system\"\nlisten = \"unix:/srv/x.sock\"\n", "c.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(socket_path(*c), "/srv/x.sock");
 }
 
 TEST(Config, MissingFileIsNotFound) {

@@ -10,21 +10,16 @@
 #include <gtest/gtest.h>
 
 #include "tests/exec/io_test_util.h"
+#include "tests/exec/launch_test_util.h"
+#include "tests/support/temp_dir.h"
 
 namespace codexd::exec {
 namespace {
 
-using testing::HasSubstr;
+using ::testing::HasSubstr;
 using testing_util::run_until;
 
-LaunchSpec shell(const std::string& script) {
-  LaunchSpec l;
-  l.executable = "/bin/sh";
-  l.argv = {"sh", "-c", script};
-  l.env = {"PATH=/usr/bin:/bin"};
-  l.cwd = "/";
-  return l;
-}
+LaunchSpec shell(const std::string& script) { return testing_util::shell_launch(script); }
 
 class OneShotTest : public ::testing::Test {
  protected:
@@ -56,14 +51,13 @@ TEST_F(OneShotTest, TimeoutKillsTheGroupAndReports124) {
   EXPECT_EQ(r->exit_code, kTimeoutExitCode);
   EXPECT_EQ(r->stdout_bytes, "before\n");
   EXPECT_LT(r->wall_time_seconds, 10.0);
-  EXPECT_THAT(one_shot_content(*r), testing::StartsWith("command timed out after 300 milliseconds\nbefore\n"));
+  EXPECT_THAT(one_shot_content(*r), ::testing::StartsWith("command timed out after 300 milliseconds\nbefore\n"));
 }
 
 TEST_F(OneShotTest, CancelSendsTermThenKill) {
   // A FIFO tells the test when the TERM trap is installed (opening it blocks until both ends meet).
-  char dir[] = "/tmp/codexd-oneshot-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  std::string fifo = std::string(dir) + "/ready";
+  codexd::testing::TempDir dir("codexd-oneshot");
+  std::string fifo = dir.sub("ready");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::optional<Result<OneShotOutcome>> got;
   auto started = OneShotRun::start(io, shell("trap '' TERM; echo ready > " + fifo + "; sleep 30"), 60000,
@@ -81,8 +75,6 @@ TEST_F(OneShotTest, CancelSendsTermThenKill) {
   EXPECT_TRUE((*got)->cancelled);
   EXPECT_EQ((*got)->exit_code, 1);
   EXPECT_EQ((*got)->signal, SIGKILL);  // TERM was ignored: the 50 ms grace ended in SIGKILL
-  std::remove(fifo.c_str());
-  ::rmdir(dir);
 }
 
 TEST(Aggregate, CodexOneThirdRule) {

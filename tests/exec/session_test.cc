@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "tests/exec/io_test_util.h"
+#include "tests/exec/launch_test_util.h"
 
 namespace codexd::exec {
 namespace {
@@ -21,15 +22,7 @@ using testing_util::run_until;
 
 class SessionTest : public ::testing::Test {
  protected:
-  LaunchSpec shell(const std::string& script, bool tty = false) {
-    LaunchSpec l;
-    l.executable = "/bin/sh";
-    l.argv = {"sh", "-c", script};
-    l.env = {"PATH=/usr/bin:/bin"};
-    l.cwd = "/";
-    l.tty = tty;
-    return l;
-  }
+  LaunchSpec shell(const std::string& script, bool tty = false) { return testing_util::shell_launch(script, tty); }
   SessionMetadata meta() {
     SessionMetadata m;
     m.owner_uid = 1000;

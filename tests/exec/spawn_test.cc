@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/wait_exit.h"
+
 namespace codexd::posix {
 namespace {
 
@@ -34,11 +36,7 @@ std::string read_all(int fd) {
   }
 }
 
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+int wait_exit(pid_t pid) { return codexd::testing::wait_exit_code(pid); }
 
 SpawnRequest shell(const std::string& script, StdioMode mode = StdioMode::kPipesMerged) {
   SpawnRequest r;
@@ -58,9 +56,9 @@ TEST(Spawn, RunsWithExactlyTheGivenEnvironmentAndCwd) {
   ASSERT_TRUE(p.ok()) << p.status().to_string();
   std::string out = read_all(p->output.get());
   EXPECT_EQ(wait_exit(p->pid), 0);
-  EXPECT_THAT(out, testing::HasSubstr("ONLY_THIS=1"));
-  EXPECT_THAT(out, testing::HasSubstr("/tmp\n"));
-  EXPECT_THAT(out, testing::Not(testing::HasSubstr("HOME=")));
+  EXPECT_THAT(out, ::testing::HasSubstr("ONLY_THIS=1"));
+  EXPECT_THAT(out, ::testing::HasSubstr("/tmp\n"));
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("HOME=")));
 }
 
 TEST(Spawn, ChildIsSessionAndGroupLeaderWithStdinFromDevNull) {
@@ -69,8 +67,8 @@ TEST(Spawn, ChildIsSessionAndGroupLeaderWithStdinFromDevNull) {
   std::string out = read_all(p->output.get());
   wait_exit(p->pid);
   std::string pid = std::to_string(p->pid);
-  EXPECT_THAT(out, testing::ContainsRegex(pid + " +" + pid + " +" + pid));
-  EXPECT_THAT(out, testing::HasSubstr("read=1"));  // EOF at once
+  EXPECT_THAT(out, ::testing::ContainsRegex(pid + " +" + pid + " +" + pid));
+  EXPECT_THAT(out, ::testing::HasSubstr("read=1"));  // EOF at once
 }
 
 TEST(Spawn, NoDescriptorLeaksIntoTheChild) {
@@ -88,9 +86,9 @@ TEST(Spawn, NoDescriptorLeaksIntoTheChild) {
   std::vector<std::string> fds;
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) fds.push_back(line);
-  EXPECT_THAT(fds, testing::IsSupersetOf({"0", "1", "2"}));
+  EXPECT_THAT(fds, ::testing::IsSupersetOf({"0", "1", "2"}));
   EXPECT_LE(fds.size(), 4u) << out;
-  EXPECT_THAT(fds, testing::Not(testing::Contains(std::to_string(leaked))));
+  EXPECT_THAT(fds, ::testing::Not(::testing::Contains(std::to_string(leaked))));
 }
 
 TEST(Spawn, SeparateStderr) {
@@ -109,8 +107,8 @@ TEST(Spawn, PtyIsTheControllingTerminalWithTheRequestedSize) {
   ASSERT_TRUE(p.ok());
   std::string out = read_all(p->output.get());
   wait_exit(p->pid);
-  EXPECT_THAT(out, testing::HasSubstr("33 101"));
-  EXPECT_THAT(out, testing::HasSubstr("is-a-tty"));
+  EXPECT_THAT(out, ::testing::HasSubstr("33 101"));
+  EXPECT_THAT(out, ::testing::HasSubstr("is-a-tty"));
 }
 
 TEST(Spawn, ReportsTheFailingStep) {
@@ -118,12 +116,12 @@ TEST(Spawn, ReportsTheFailingStep) {
   r.cwd = "/definitely/not/here";
   auto p = spawn_process(r);
   ASSERT_FALSE(p.ok());
-  EXPECT_THAT(p.status().message(), testing::HasSubstr("chdir /definitely/not/here"));
+  EXPECT_THAT(p.status().message(), ::testing::HasSubstr("chdir /definitely/not/here"));
   r = shell("true");
   r.executable = "/no/such/binary";
   p = spawn_process(r);
   ASSERT_FALSE(p.ok());
-  EXPECT_THAT(p.status().message(), testing::HasSubstr("execve /no/such/binary: No such file or directory"));
+  EXPECT_THAT(p.status().message(), ::testing::HasSubstr("execve /no/such/binary: No such file or directory"));
 }
 
 TEST(Spawn, RejectsNulBytesAndRelativeCwd) {
@@ -151,8 +149,8 @@ TEST(Spawn, SignalDispositionsAndMaskAreReset) {
   ASSERT_TRUE(p.ok());
   std::string out = read_all(p->output.get());
   wait_exit(p->pid);
-  EXPECT_THAT(out, testing::HasSubstr("SigIgn:\t0000000000000000"));
-  EXPECT_THAT(out, testing::HasSubstr("SigBlk:\t0000000000000000"));
+  EXPECT_THAT(out, ::testing::HasSubstr("SigIgn:\t0000000000000000"));
+  EXPECT_THAT(out, ::testing::HasSubstr("SigBlk:\t0000000000000000"));
 }
 
 TEST(Spawn, ResolvesInTheChildPathNotOurs) {

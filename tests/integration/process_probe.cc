@@ -35,6 +35,23 @@ bool parse_stat(const std::string& stat, char* state, pid_t* ppid) {
 
 void close_fds_from(int first) { ::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U); }
 
+// One byte with room for one descriptor (SCM_RIGHTS). Allocates nothing, so the forked child
+// may use it too.
+struct FdMessage {
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  FdMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+};
+
 }  // namespace
 
 char process_state(pid_t pid) {
@@ -196,20 +213,14 @@ ChannelAsUid::ChannelAsUid(const std::string& socket_path, uid_t uid) {
     if (::setgid(uid) != 0 || ::setuid(uid) != 0) _exit(126);
     int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
     if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) _exit(125);
-    char byte = 'x';
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    FdMessage out;
+    out.byte = 'x';
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&out.msg);
     cmsg->cmsg_level = SOL_SOCKET;
     cmsg->cmsg_type = SCM_RIGHTS;
     cmsg->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(cmsg), &fd, sizeof fd);
-    if (::sendmsg(100, &msg, 0) != 1) _exit(124);
+    if (::sendmsg(100, &out.msg, 0) != 1) _exit(124);
     char c;
     while (::read(101, &c, 1) > 0) {
     }
@@ -218,17 +229,10 @@ ChannelAsUid::ChannelAsUid(const std::string& socket_path, uid_t uid) {
   ::close(pair[1]);
   ::close(release[0]);
   release_fd_ = release[1];
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(pair[0], &msg, MSG_CMSG_CLOEXEC);
+  FdMessage in;
+  ssize_t n = ::recvmsg(pair[0], &in.msg, MSG_CMSG_CLOEXEC);
   ::close(pair[0]);
-  cmsghdr* cmsg = n == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  cmsghdr* cmsg = n == 1 ? CMSG_FIRSTHDR(&in.msg) : nullptr;
   if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS) return;
   int fd = -1;
   std::memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);

@@ -50,6 +50,25 @@ std::vector<v1::SessionInfo> sessions_by_age(v1::Exec::Stub& stub) {
   return sessions;
 }
 
+struct AttachEnd {
+  bool finished_ok = false;  // the stream's final status was OK
+  bool exit_seen = false;    // an exit event came
+};
+
+// Attaches to a session and reads until the stream ends (for an exiting session: once the
+// daemon has seen the exit).
+AttachEnd attach_until_end(v1::Exec::Stub& stub, int session_id) {
+  grpc::ClientContext context;
+  v1::AttachRequest attach;
+  attach.set_session_id(session_id);
+  auto reader = stub.Attach(&context, attach);
+  v1::OutputEvent event;
+  AttachEnd end;
+  while (reader->Read(&event)) end.exit_seen = end.exit_seen || event.has_exit();
+  end.finished_ok = reader->Finish().ok();
+  return end;
+}
+
 bool contains_session(const std::vector<v1::SessionInfo>& sessions, int id) {
   return std::any_of(sessions.begin(), sessions.end(), [id](const auto& s) { return s.session_id() == id; });
 }
@@ -80,15 +99,9 @@ TEST(Pruning, The65thSessionPrunesAnExitedOneFirstThenTheLeastRecentlyUsed) {
   // Make the first session exit; Attach ends with its exit event once the daemon has seen it.
   go.write("x\n");
   {
-    grpc::ClientContext context;
-    v1::AttachRequest attach;
-    attach.set_session_id(exited_id);
-    auto reader = stub->Attach(&context, attach);
-    v1::OutputEvent event;
-    bool exit_seen = false;
-    while (reader->Read(&event)) exit_seen = exit_seen || event.has_exit();
-    ASSERT_TRUE(reader->Finish().ok());
-    ASSERT_TRUE(exit_seen);
+    AttachEnd end = attach_until_end(*stub, exited_id);
+    ASSERT_TRUE(end.finished_ok);
+    ASSERT_TRUE(end.exit_seen);
   }
   // Attach counted as a use of the exited session; use the 8 oldest running sessions after it,
   // so that it is outside the protected 8 but more recently used than the other 55.
@@ -152,16 +165,7 @@ TEST(Pruning, TheEightMostRecentlyUsedAreNeverPrunedEvenWhenTheyHaveExited) {
   EXPECT_THAT(exiting.result.warnings(), ::testing::ElementsAre(warning_for(64)));
   const int exited_id = exiting.result.session_id();
   go.write("x\n");
-  {
-    grpc::ClientContext context;
-    v1::AttachRequest attach;
-    attach.set_session_id(exited_id);
-    auto reader = stub->Attach(&context, attach);
-    v1::OutputEvent event;
-    while (reader->Read(&event)) {
-    }
-    ASSERT_TRUE(reader->Finish().ok());
-  }
+  ASSERT_TRUE(attach_until_end(*stub, exited_id).finished_ok);
   const int lru = sessions_by_age(*stub)[0].session_id();
   auto c65 = exec_command(*stub, sleeper);
   ASSERT_TRUE(c65.status.ok() && c65.result.has_session_id()) << describe(c65.status);

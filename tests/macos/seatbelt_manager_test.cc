@@ -14,6 +14,7 @@
 #include "platform/macos/seatbelt_sandbox_manager.h"
 #include "tests/macos/scratch_dir.h"
 #include "tests/macos/seatbelt_test_util.h"
+#include "tests/support/wait_exit.h"
 
 extern char** environ;
 
@@ -183,7 +184,7 @@ int run_plan(const LaunchPlan& plan) {
   if (rc != 0) return -1;
   int status = 0;
   if (::waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return codexd::testing::exit_code_of(status);
 }
 
 // Only meaningful where sandbox-exec exists; compiled everywhere so it cannot rot.

@@ -21,23 +21,13 @@
 #include "platform/posix/executable_path.h"
 #include "platform/sandbox/sandbox.h"
 #include "tests/exec/io_test_util.h"
+#include "tests/support/temp_dir.h"
 
 namespace codexd::orchestrator::test {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/codexd-orch-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+// The suite's scratch directory (its commands run under a fake sandbox, so /tmp will do).
+struct TempDir : codexd::testing::TempDir {
+  TempDir() : codexd::testing::TempDir("codexd-orch") {}
 };
 
 // Wraps commands as "/fake/bwrap -- CMD..." (or fails, like a machine without a usable

@@ -10,14 +10,12 @@
 #include "policies/amend.h"
 #include "policies/loader.h"
 #include "policies/rules_dirs.h"
+#include "tests/support/temp_dir.h"
 
 namespace codexd::policy {
 namespace {
 
-std::string temp_dir() {
-  char tmpl[] = "/tmp/codexd_amend_XXXXXX";
-  return ::mkdtemp(tmpl);
-}
+using codexd::testing::TempDir;
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);
@@ -27,8 +25,8 @@ std::string read_all(const std::string& path) {
 }
 
 TEST(Amend, AppendsDedupesAndFixesNewline) {
-  std::string dir = temp_dir();
-  std::string path = dir + "/rules/default.rules";
+  TempDir dir("codexd_amend");
+  std::string path = dir.sub("rules/default.rules");
   ASSERT_TRUE(append_allow_prefix_rule(path, {"cargo", "build"}).ok());
   ASSERT_TRUE(append_allow_prefix_rule(path, {"cargo", "build"}).ok());
   EXPECT_EQ(read_all(path), "prefix_rule(pattern=[\"cargo\", \"build\"], decision=\"allow\")\n");
@@ -46,14 +44,16 @@ TEST(Amend, AppendsDedupesAndFixesNewline) {
 }
 
 TEST(Amend, RefusesEmptyAndBannedPrefixes) {
-  std::string path = temp_dir() + "/default.rules";
+  TempDir dir("codexd_amend");
+  std::string path = dir.sub("default.rules");
   EXPECT_FALSE(append_allow_prefix_rule(path, {}).ok());
   EXPECT_FALSE(append_allow_prefix_rule(path, {"bash", "-lc"}).ok());
   EXPECT_FALSE(append_allow_prefix_rule(path, {"python3"}).ok());
 }
 
 TEST(Amend, ConcurrentAppendsNeitherLoseNorDuplicate) {
-  std::string path = temp_dir() + "/default.rules";
+  TempDir temp("codexd_amend");
+  std::string path = temp.sub("default.rules");
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&path, t] {
@@ -74,7 +74,8 @@ TEST(Amend, ConcurrentAppendsNeitherLoseNorDuplicate) {
 }
 
 TEST(RulesDirs, ListsRegularRulesFilesSorted) {
-  std::string dir = temp_dir();
+  TempDir temp("codexd_amend");
+  const std::string& dir = temp.path();
   std::ofstream(dir + "/b.rules") << "";
   std::ofstream(dir + "/a.rules") << "";
   std::ofstream(dir + "/c.txt") << "";

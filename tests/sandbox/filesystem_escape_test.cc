@@ -71,12 +71,11 @@ TEST_P(FilesystemEscape, SlashTmpAsAWritableRoot) {
   // Write into a directory that exists before the run: under Landlock, /tmp becomes a "spine"
   // (no new top-level entries) whenever a protected name such as /tmp/.codex exists there, and
   // earlier bwrap runs with cwd=/tmp leave that mount point behind (docs/sandbox.md).
-  std::string dir = "/tmp/codexd-sandbox-test-" + std::to_string(::getpid()) + "-" + backend_name(GetParam());
-  std::filesystem::create_directories(dir);
-  std::string file = dir + "/written";
+  codexd::testing::TempDir dir("codexd-sandbox-test-" + backend_name(GetParam()), codexd::testing::TempLocation::kTmp,
+                               0755);
+  std::string file = dir.sub("written");
   expect_allowed(*manager, spec, ws_, {"write", file});
   EXPECT_TRUE(path_exists(file)) << "the write must land in the host /tmp";
-  std::filesystem::remove_all(dir);
 }
 
 TEST_P(FilesystemEscape, NoWriteDeleteOrRenameOutsideTheRoots) {

@@ -149,32 +149,6 @@ Victim::~Victim() {
   ::waitpid(pid_, &status, 0);
 }
 
-ScratchDir::ScratchDir() {
-  char templ[] = "/var/tmp/codexd-sandbox-test-XXXXXX";
-  if (::mkdtemp(templ) == nullptr) throw std::runtime_error("mkdtemp");
-  ::chmod(templ, 0755);
-  path_ = templ;
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
-std::string ScratchDir::make_dir(const std::string& name) const {
-  std::string path = sub(name);
-  std::filesystem::create_directories(path);
-  ::chmod(path.c_str(), 0755);
-  return path;
-}
-
-std::string ScratchDir::make_file(const std::string& name, const std::string& content) const {
-  std::string path = sub(name);
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
-
 std::string read_file_or(const std::string& path, const std::string& fallback) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fallback;

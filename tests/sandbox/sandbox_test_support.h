@@ -10,6 +10,7 @@
 
 #include "platform/backends/manager_factory.h"
 #include "platform/sandbox/sandbox.h"
+#include "tests/support/temp_dir.h"
 
 namespace codexd::sandbox::testing {
 
@@ -59,21 +60,11 @@ class Victim {
 };
 
 // A private directory under /var/tmp (not /tmp: the bwrap backend gives the command a
-// private /tmp when /tmp is not a writable root), removed at scope exit.
-class ScratchDir {
+// private /tmp when /tmp is not a writable root), 0755 like the directories made in it,
+// removed at scope exit.
+class ScratchDir : public codexd::testing::TempDir {
  public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-  // Creates a directory (with parents) / a file with content below the scratch dir.
-  std::string make_dir(const std::string& name) const;
-  std::string make_file(const std::string& name, const std::string& content = "original\n") const;
-
- private:
-  std::string path_;
+  ScratchDir() : TempDir("codexd-sandbox-test", codexd::testing::TempLocation::kOutsideTmp, 0755) {}
 };
 
 std::string read_file_or(const std::string& path, const std::string& fallback = "<missing>");

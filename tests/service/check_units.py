@@ -148,8 +148,9 @@ class Checker:
                     f"{path}: want 'd /run/codexd 0750 root codexd -', got {lines}")
 
     def daemon_defaults(self, source):
-        # The socket path the unit listens on must be the one the daemon and codexctl default to.
-        header = os.path.join(source, "daemon", "config", "config.h")
+        # The socket path the unit listens on must be the one the daemon and codexctl default to
+        # (both take it from the API constants).
+        header = os.path.join(source, "proto", "codexd", "api_constants.h")
         if not os.path.exists(header):
             print(f"note: {header} missing; socket path cross-check not run")
             return

@@ -18,6 +18,9 @@
 #include <sstream>
 #include <thread>
 
+#include "codexd/api_constants.h"
+#include "tests/support/wait_exit.h"
+
 #ifndef CODEXD_TEST_BIN_DIR
 #error "CODEXD_TEST_BIN_DIR must point at the build's bin directory"
 #endif
@@ -72,10 +75,10 @@ struct NotifySocket {
 std::string TestDaemon::codexd_binary() { return std::string(CODEXD_TEST_BIN_DIR) + "/codexd"; }
 std::string TestDaemon::codexctl_binary() { return std::string(CODEXD_TEST_BIN_DIR) + "/codexctl"; }
 
-TestDaemon::TestDaemon(TestDaemonOptions options) : options_(std::move(options)) {
-  char tmpl[] = "/tmp/codexd-it-XXXXXX";
-  dir_ = ::mkdtemp(tmpl);
-  ::chmod(dir_.c_str(), 0755);  // other test users must reach the workspace
+TestDaemon::TestDaemon(TestDaemonOptions options)
+    : options_(std::move(options)),
+      temp_("codexd-it", TempLocation::kTmp, 0755),  // other test users must reach the workspace
+      dir_(temp_.path()) {
   workspace_ = dir_ + "/ws";
   std::filesystem::create_directories(workspace_);
   ::chmod(workspace_.c_str(), 0777);
@@ -135,8 +138,7 @@ TestDaemon::TestDaemon(TestDaemonOptions options) : options_(std::move(options))
 
 TestDaemon::~TestDaemon() {
   if (!stopped_) stop();
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
+  // Then temp_ removes the directory with everything in it.
 }
 
 std::string TestDaemon::daemon_log() const { return read_file(log_path_); }
@@ -148,16 +150,14 @@ std::shared_ptr<grpc::Channel> TestDaemon::channel() const {
 }
 
 void TestDaemon::label(grpc::ClientContext& context, const std::string& agent_id) {
-  context.AddMetadata("x-codexd-agent-id", agent_id);
+  context.AddMetadata(api::kAgentIdMetadataKey, agent_id);
 }
 
 int TestDaemon::stop() {
   if (stopped_ || pid_ <= 0) return -1;
   stopped_ = true;
   ::kill(pid_, SIGTERM);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return wait_exit_code(pid_);
 }
 
 ProcessResult TestDaemon::codexctl(const std::vector<std::string>& args, const std::string& stdin_data,
@@ -215,9 +215,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   drain(out[0], result.out);
   err_reader.join();
   writer.join();
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exit_code = wait_exit_code(pid);
   return result;
 }
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_dir.h"
+
 namespace codexd::testing {
 
 struct TestDaemonOptions {
@@ -62,6 +64,7 @@ class TestDaemon {
 
  private:
   TestDaemonOptions options_;
+  TempDir temp_;  // under /tmp, which workspace-write keeps a writable root: the workspace lives here
   std::string dir_, workspace_, socket_, audit_log_, log_path_;
   pid_t pid_ = -1;
   bool ready_ = false;

@@ -17,6 +17,8 @@
 #include <memory>
 #include <thread>
 
+#include "tests/support/wait_exit.h"
+
 extern char** environ;
 
 namespace codexd::testing {
@@ -201,7 +203,7 @@ ProcessResult BackgroundProcess::wait(std::chrono::seconds guard) {
   reaped_ = true;
   out_reader.join();
   err_reader.join();
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exit_code = exit_code_of(status);
   return result;
 }
 

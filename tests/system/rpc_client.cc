@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 
+#include "codexd/api_constants.h"
 #include "codexd/v1/admin.grpc.pb.h"
 #include "codexd/v1/approvals.grpc.pb.h"
 #include "codexd/v1/exec.grpc.pb.h"
@@ -48,7 +49,7 @@ bool parse(const std::string& json, Message* message) {
 
 void prepare(grpc::ClientContext& context) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(90));
-  context.AddMetadata("x-codexd-agent-id", "system-test");
+  context.AddMetadata(codexd::api::kAgentIdMetadataKey, "system-test");
 }
 
 template <typename Req, typename Resp, typename Stub>

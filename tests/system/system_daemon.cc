@@ -20,6 +20,8 @@
 #error "CODEXD_SYSTEM_RPC_CLIENT must name the codexd_system_rpc binary"
 #endif
 
+#include "tests/support/wait_exit.h"
+
 extern char** environ;
 
 namespace codexd::testing {
@@ -156,7 +158,7 @@ int SystemDaemon::wait_exit(std::chrono::seconds guard) {
   char buf[4096];
   ssize_t got;
   while ((got = ::recv(notify_fd_, buf, sizeof buf, MSG_DONTWAIT)) > 0) messages_.emplace_back(buf, static_cast<size_t>(got));
-  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  exit_code_ = exit_code_of(status);
   return exit_code_;
 }
 
@@ -165,17 +167,6 @@ std::string SystemDaemon::log() const {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-TempRoot::TempRoot() {
-  char tmpl[] = "/var/tmp/codexd-sys-XXXXXX";
-  if (::mkdtemp(tmpl)) path_ = tmpl;
-  ::chmod(path_.c_str(), 0755);
-}
-
-TempRoot::~TempRoot() {
-  std::error_code ec;
-  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
 std::string to_json(const google::protobuf::Message& message) {

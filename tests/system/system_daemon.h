@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_daemon.h"
 #include "tests/support/test_users.h"
 
@@ -69,14 +70,9 @@ class SystemDaemon {
 
 // A unique temp directory outside /tmp (workspace-write makes /tmp writable, which would hide
 // sandbox denials), mode 0755 so test users reach what is inside; removed by the destructor.
-class TempRoot {
+class TempRoot : public TempDir {
  public:
-  TempRoot();
-  ~TempRoot();
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempRoot() : TempDir("codexd-sys", TempLocation::kOutsideTmp, 0755) {}
 };
 
 // The result of one RPC made by codexd_system_rpc.

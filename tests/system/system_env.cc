@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace codexd::testing {
 namespace {
@@ -30,9 +31,10 @@ void build(SystemEnv& env) {
     env.why_not = "codexd binary not built: " + TestDaemon::codexd_binary();
     return;
   }
-  env.root = std::make_unique<TempRoot>();
-  if (env.root->path().empty()) {
-    env.why_not = "cannot create a directory under /var/tmp";
+  try {
+    env.root = std::make_unique<TempRoot>();
+  } catch (const std::runtime_error& e) {
+    env.why_not = std::string("cannot create a directory under /var/tmp: ") + e.what();
     return;
   }
   env.users = std::make_unique<TestUsers>("cxdt");
@@ -84,9 +86,7 @@ void tear_down_system_env() {
 }
 
 std::string make_daemon_dir() {
-  std::string tmpl = system_env().root->path() + "/d-XXXXXX";
-  std::string dir = ::mkdtemp(tmpl.data()) ? tmpl : std::string();
-  ::chmod(dir.c_str(), 0755);
+  std::string dir = make_temp_dir(system_env().root->path(), "d", 0755);
   std::filesystem::create_directories(dir + "/rules");
   ::chmod((dir + "/rules").c_str(), 0755);
   return dir;
