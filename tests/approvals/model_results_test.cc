@@ -155,6 +155,11 @@ class ModelResults : public DaemonTest {
     grpc::Status st = agent_.exec(exec_script(ws(), "echo plain failure; exit 3"), &res);
     return seen(st, res);
   }
+  Seen command_not_found() {
+    v1::ExecResult res;
+    grpc::Status st = agent_.exec(exec_request(ws(), {"/nope/not-a-program"}), &res);
+    return seen(st, res);
+  }
   Seen likely_denial() {
     v1::ExecResult res;
     grpc::Status st = agent_.exec(exec_request(ws(), {"cp", "/etc/hostname", outside_.path() + "/copy"}), &res);
@@ -264,6 +269,17 @@ TEST_F(ModelResults, OrdinaryNonZeroExit) {
   EXPECT_FALSE(s.likely_denied);
   EXPECT_THAT(s.text, HasSubstr("Process exited with code 3"));
   EXPECT_THAT(s.text, HasSubstr("plain failure"));
+}
+
+// Issue 19: the helper's own error named the sandbox, so a typo looked like a sandbox denial
+// and the agent was told to escalate it.
+TEST_F(ModelResults, ACommandThatDoesNotExistIsNotASandboxDenial) {
+  Seen s = command_not_found();
+  EXPECT_EQ(s.rejection, "");
+  EXPECT_TRUE(s.exited);
+  EXPECT_EQ(s.exit_code, 127);
+  EXPECT_FALSE(s.likely_denied) << s.text;
+  EXPECT_THAT(s.text, HasSubstr("command not found: /nope/not-a-program"));
 }
 
 TEST_F(ModelResults, LikelySandboxDenial) {

@@ -3,7 +3,8 @@
 // no_new_privs, drops every capability, applies the Landlock ruleset (Landlock backend),
 // installs the seccomp filter, restores loader variables, closes stray descriptors and
 // execvp()s the command. If any step fails the command is never run: exit 126 with a
-// message on stderr ("codexd-sandbox-helper: ..."), 127 if the command is not found.
+// message on stderr ("codexd-sandbox-helper: ..."); a command that cannot be executed is 126
+// ("cannot execute X: ...") and one that does not exist 127 ("command not found: X").
 //
 // Built without sanitizers and statically linked: a sanitizer runtime would run code before
 // the filter and its own allocator would need syscalls we refuse; a static binary also
@@ -103,7 +104,14 @@ int main(int argc, char** argv) {
   for (const std::string& word : config.command) command.push_back(const_cast<char*>(word.c_str()));
   command.push_back(nullptr);
   ::execvp(command[0], command.data());
+  // Said the way a shell says it, and without naming the sandbox: the daemon's denial
+  // heuristic looks for words like "sandbox", and a typo is not a sandbox denial. EACCES keeps
+  // its "Permission denied", which may well be the sandbox (Landlock refusing execute).
   int err = errno;
-  std::fprintf(stderr, "codexd-sandbox-helper: exec %s: %s\n", command[0], std::strerror(err));
-  return (err == ENOENT || err == ENOTDIR) ? kCommandNotFound : kSetupFailed;
+  if (err == ENOENT || err == ENOTDIR) {
+    std::fprintf(stderr, "command not found: %s\n", command[0]);
+    return kCommandNotFound;
+  }
+  std::fprintf(stderr, "cannot execute %s: %s\n", command[0], std::strerror(err));
+  return kSetupFailed;
 }
