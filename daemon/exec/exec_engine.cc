@@ -39,6 +39,7 @@ std::optional<WaitTicket> ExecEngine::exec(SessionMetadata metadata, const Launc
   request.rows = launch.rows;
   request.cols = launch.cols;
   request.credentials = launch.run_as;
+  request.ignore_forwarded_signals = launch.forwards_signals;
   auto spawned = posix::spawn_process(request);
   if (!spawned.ok()) {
     store_.release_id(*id);

@@ -20,6 +20,7 @@ struct LaunchSpec {
   unsigned short cols = 80;
   std::optional<posix::Credentials> run_as;  // system mode: the caller's identity
   sandbox::Backend sandbox = sandbox::Backend::kNone;  // what confines it, for status and results
+  bool forwards_signals = false;   // LaunchPlan::forwards_signals
 };
 
 }  // namespace codexd::exec

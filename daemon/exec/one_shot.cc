@@ -42,6 +42,7 @@ Result<std::shared_ptr<OneShotRun>> OneShotRun::start(asio::io_context& io, cons
   request.cwd = launch.cwd;
   request.stdio = posix::StdioMode::kPipesSeparate;
   request.credentials = launch.run_as;
+  request.ignore_forwarded_signals = launch.forwards_signals;
   CODEXD_ASSIGN_OR_RETURN(auto process, posix::spawn_process(request));
   std::shared_ptr<OneShotRun> run(new OneShotRun(io, std::move(process), timeout_ms, std::move(done)));
   run->begin();

@@ -71,6 +71,7 @@ Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::San
   built.spec.cols = input.cols;
   built.spec.run_as = run_as.credentials;
   built.spec.sandbox = plan->backend;
+  built.spec.forwards_signals = plan->forwards_signals;
   built.plan = std::move(plan).value();
   return built;
 }

@@ -101,15 +101,15 @@ namespace {
 void add_session_and_namespaces(ArgvBuilder& b, const std::string& bwrap_path, const BwrapFeatures& features,
                                 const SandboxSpec& spec, bool keep_controlling_terminal,
                                 std::vector<std::string>* rules) {
-  if (keep_controlling_terminal) {
-    // TTY sessions: --new-session would detach the command from its PTY (no job control, and
-    // Ctrl-C would hit bwrap instead of the foreground job). The injection --new-session
-    // guards against (TIOCSTI, CVE-2017-5226) is refused by the helper's seccomp filter.
-    b.add({bwrap_path, "--die-with-parent"});
-    rules->push_back("terminal: the command keeps its PTY as controlling terminal; TIOCSTI/TIOCLINUX refused by seccomp");
-  } else {
-    b.add({bwrap_path, "--new-session", "--die-with-parent"});
-  }
+  // No --new-session: the helper (the sandbox's init) must stay in the session's process
+  // group, which is where the daemon's signals go, and on a PTY the command must keep the
+  // terminal (job control, Ctrl-C to the foreground job). The injection --new-session guards
+  // against (TIOCSTI, CVE-2017-5226) is refused by the helper's seccomp filter, and a pipe
+  // session has no controlling terminal at all (the daemon's setsid gave it none).
+  b.add({bwrap_path, "--die-with-parent"});
+  rules->push_back(keep_controlling_terminal
+                       ? "terminal: the command keeps its PTY as controlling terminal; TIOCSTI/TIOCLINUX refused by seccomp"
+                       : "terminal: none (pipes); TIOCSTI/TIOCLINUX refused by seccomp");
   // Without --as-pid-1 bwrap keeps an unfiltered reaper as pid 1 in the sandbox; the command
   // could reach it through /proc/1 (e.g. /proc/1/mem where Yama allows). With it, the helper
   // (and then the command) is pid 1 and every process in the sandbox is filtered.

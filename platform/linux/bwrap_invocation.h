@@ -29,8 +29,9 @@ struct BwrapInvocation {
   std::vector<std::string> rules;  // one human-readable line per decision
 };
 
-// `helper_argv` starts with the helper's absolute path. `keep_controlling_terminal`: omit
-// --new-session so a TTY command keeps its terminal (the helper's filter refuses TIOCSTI).
+// `helper_argv` starts with the helper's absolute path. `keep_controlling_terminal`: the
+// command keeps its PTY (there is never a --new-session: the helper as init must stay in the
+// group the daemon signals; the helper's filter refuses TIOCSTI).
 Result<BwrapInvocation> build_bwrap_invocation(const std::string& bwrap_path, const BwrapFeatures& features,
                                                const SandboxSpec& spec, const std::string& command_cwd,
                                                const std::vector<std::string>& helper_argv,

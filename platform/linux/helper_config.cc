@@ -54,6 +54,7 @@ std::vector<std::string> render_helper_args(const HelperConfig& config) {
   args.push_back(config.mode == HelperMode::kLandlock ? "--mode=landlock" : "--mode=bwrap");
   args.push_back(config.network ? "--network=on" : "--network=off");
   if (config.block_unix_sockets) args.push_back("--block-unix-sockets");
+  if (config.init) args.push_back("--init");
   for (const PathOption& option : kPathOptions) {
     for (const std::string& p : config.*option.paths) args.push_back(std::string(option.flag) + "=" + p);
   }
@@ -90,6 +91,8 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
       if (value != "on" && value != "off") return InvalidArgument("--network must be on or off");
       config.network = value == "on";
       saw_network = true;
+    } else if (arg == "--init") {
+      config.init = true;
     } else if (arg == "--block-unix-sockets") {
       config.block_unix_sockets = true;
     } else if (take_value(arg, "--setenv=", &value)) {

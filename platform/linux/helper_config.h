@@ -4,7 +4,7 @@
 //
 //   codexd-sandbox-helper --mode=bwrap|landlock --network=on|off [--block-unix-sockets]
 //       [--write=DIR]... [--read-only=PATH]... [--no-read=PATH]... [--write-file=FILE]...
-//       [--setenv=NAME=VALUE]... -- COMMAND [ARGS...]
+//       [--setenv=NAME=VALUE]... [--init] -- COMMAND [ARGS...]
 //   codexd-sandbox-helper --self-test
 #pragma once
 
@@ -33,6 +33,10 @@ struct HelperConfig {
   // so that neither bwrap nor the helper itself ever runs with them.
   std::vector<std::string> deferred_env;
   std::vector<std::string> command;
+  // Stay as the sandbox's init (bwrap): run the command as a child in its own process group
+  // (the terminal's foreground group on a TTY), forward kForwardedSignals to that group, reap
+  // every orphan, exit with the command's status.
+  bool init = false;
   bool self_test = false;
 };
 

@@ -91,11 +91,17 @@ class LinuxSandboxManager final : public SandboxManager {
   Result<LaunchPlan> plan_bwrap(const SandboxSpec& spec, const LaunchRequest& request) const {
     const std::string& helper = probe_.report.helper_path;
     CODEXD_ASSIGN_OR_RETURN(HelperLaunch launch, prepare_helper(helper, spec, request, HelperMode::kBwrap));
+    // The helper stays as the sandbox's init: bwrap dies on a signal and pid 1 ignores what it
+    // has no handler for, so without it Ctrl-C and Cancel never reached the command.
+    launch.config.init = true;
     CODEXD_ASSIGN_OR_RETURN(BwrapInvocation invocation,
                             build_bwrap_invocation(probe_.caps.bwrap_path, probe_.features, spec, request.cwd,
                                                    helper_argv(helper, launch.config), request.tty));
     LaunchPlan plan = confined_plan(Backend::kLinuxBwrap, std::move(invocation.argv), launch, spec, request);
     plan.rules = std::move(invocation.rules);
+    plan.forwards_signals = true;
+    plan.rules.push_back("signals: bwrap ignores HUP INT QUIT USR1 USR2 TERM ALRM; the helper stays as pid 1, "
+                         "forwards them to the command's process group and exits with its status");
     for (std::string& line : describe_seccomp_rules(launch.config)) plan.rules.push_back(std::move(line));
     if (!launch.env.deferred.empty()) {
       plan.rules.push_back("loader variables applied only after the filter: " +

@@ -49,6 +49,10 @@ struct SpawnRequest {
   unsigned short cols = 80;
   std::optional<Credentials> credentials;
   int parent_death_signal = SIGTERM;  // 0 disables
+  // The executable is a launcher that forwards signals (bwrap + the helper as init): start it
+  // with kForwardedSignals ignored (forwarded_signals.h). Its parent-death signal must then be
+  // SIGKILL, which it cannot ignore.
+  bool ignore_forwarded_signals = false;
 };
 
 struct SpawnedProcess {

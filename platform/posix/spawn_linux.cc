@@ -21,6 +21,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "platform/posix/forwarded_signals.h"
 #include "platform/posix/fd_util.h"
 #include "platform/posix/pty.h"
 
@@ -72,6 +73,7 @@ struct ChildPlan {
   int stdin_fd, stdout_fd, stderr_fd;
   int controlling_tty_fd;  // -1 unless PTY
   int parent_death_signal;
+  bool ignore_forwarded_signals;
   pid_t parent_pid;
   bool switch_credentials;
   uid_t uid;
@@ -110,6 +112,12 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
     sigaction(sig, &dfl, nullptr);  // fails harmlessly for the reserved RT signals
+  }
+  if (plan->ignore_forwarded_signals) {
+    struct sigaction ign;
+    std::memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    for (int sig : kForwardedSignals) sigaction(sig, &ign, nullptr);
   }
   sigset_t none;
   sigemptyset(&none);
@@ -268,7 +276,8 @@ void fill_child_plan(const SpawnRequest& request, const ChildStdio& child, char*
     plan.stderr_fd = child.stderr_fd ? child.stderr_fd.get() : child.stdout_fd.get();
     plan.controlling_tty_fd = -1;
   }
-  plan.parent_death_signal = request.parent_death_signal;
+  plan.parent_death_signal = request.ignore_forwarded_signals ? SIGKILL : request.parent_death_signal;
+  plan.ignore_forwarded_signals = request.ignore_forwarded_signals;
   plan.parent_pid = ::getpid();
   if (request.credentials) {
     plan.switch_credentials = true;

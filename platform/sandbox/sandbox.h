@@ -97,6 +97,10 @@ struct LaunchPlan {
   // sandbox-exec, always absolute). plan_unconfined: argv[0] resolved against the child's
   // PATH and cwd. plan() for danger-full-access: argv.front() as given (nothing is looked up).
   std::string executable;
+  // The launcher hands signals on to the command through the sandbox's init (bwrap + the
+  // helper as pid 1): the session's signals must reach that init, not kill the launcher, so
+  // the launcher is started with them ignored and dies only by SIGKILL.
+  bool forwards_signals = false;
 };
 
 // One backend-specific fact of a CapabilityReport, for display ("landlock ABI", "6").

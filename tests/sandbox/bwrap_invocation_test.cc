@@ -38,7 +38,9 @@ TEST(BwrapInvocation, LayoutAndOrder) {
   std::vector<std::string> argv = build(spec, ws).argv;
 
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
-  for (const char* flag : {"--new-session", "--die-with-parent", "--as-pid-1", "--unshare-user", "--disable-userns",
+  // No --new-session: the helper, the sandbox's init, stays in the group the daemon signals.
+  EXPECT_LT(index_of(argv, {"--new-session"}), 0);
+  for (const char* flag : {"--die-with-parent", "--as-pid-1", "--unshare-user", "--disable-userns",
                            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
                            "--unshare-cgroup-try"}) {
     EXPECT_GE(index_of(argv, {flag}), 0) << flag;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "platform/linux/capability_drop.h"
+#include "platform/linux/helper/run_command.h"
 #include "platform/linux/helper_config.h"
 #include "platform/linux/landlock_ruleset.h"
 #include "platform/linux/landlock_sys.h"
@@ -33,7 +34,6 @@ using codexd::Status;
 namespace lb = codexd::sandbox::linux_backend;
 
 constexpr int kSetupFailed = 126;
-constexpr int kCommandNotFound = 127;
 
 [[noreturn]] void fail(const char* step, const std::string& message) {
   std::fprintf(stderr, "codexd-sandbox-helper: %s: %s\n", step, message.c_str());
@@ -103,15 +103,6 @@ int main(int argc, char** argv) {
   std::vector<char*> command;
   for (const std::string& word : config.command) command.push_back(const_cast<char*>(word.c_str()));
   command.push_back(nullptr);
-  ::execvp(command[0], command.data());
-  // Said the way a shell says it, and without naming the sandbox: the daemon's denial
-  // heuristic looks for words like "sandbox", and a typo is not a sandbox denial. EACCES keeps
-  // its "Permission denied", which may well be the sandbox (Landlock refusing execute).
-  int err = errno;
-  if (err == ENOENT || err == ENOTDIR) {
-    std::fprintf(stderr, "command not found: %s\n", command[0]);
-    return kCommandNotFound;
-  }
-  std::fprintf(stderr, "cannot execute %s: %s\n", command[0], std::strerror(err));
-  return kSetupFailed;
+  if (config.init) lb::run_under_init(command.data());
+  lb::exec_command(command.data());
 }

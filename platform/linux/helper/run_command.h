@@ -1,0 +1,19 @@
+// The helper's last step: exec the command, either in place (Landlock: the daemon's session
+// process becomes the command) or under the helper as the sandbox's init (bwrap).
+#pragma once
+
+namespace codexd::sandbox::linux_backend {
+
+// execvp()s `argv`; on failure says so the way a shell would and _exits 127 (not found) or
+// 126 (cannot execute).
+[[noreturn]] void exec_command(char* const* argv);
+
+// Stays as pid 1 of the sandbox: forks the command into its own process group (made the
+// terminal's foreground group when stdin is a TTY, so Ctrl-C reaches it as in a local
+// terminal), hands every signal of kForwardedSignals it receives to that group, reaps every
+// process that ends up orphaned in the sandbox, and _exits with the command's status (128+N
+// when a signal killed it: pid 1 cannot die of a signal it handles). Exits at once when the
+// command exits; the kernel then ends whatever else is left in the pid namespace.
+[[noreturn]] void run_under_init(char* const* argv);
+
+}  // namespace codexd::sandbox::linux_backend
