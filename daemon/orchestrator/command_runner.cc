@@ -212,7 +212,7 @@ void CommandRunner::complete(std::shared_ptr<CallState> call, CommandResult resu
   record.turn_id = call->request.turn_id;
   record.call_id = call->request.call_id;
   const ExecPlan* plan = result.plan.get();
-  record.approval_policy = plan ? plan->approval_policy : "";
+  record.approval_policy = plan ? policy::approval_policy_name(plan->approval_policy) : "";
   record.requirement = plan && plan->assessed ? requirement_name(plan->requirement) : "none";
   record.reviewed = call->reviewed;
   record.decision = result.rejection ? rejection_reason_name(result.rejection->reason) : call->review;

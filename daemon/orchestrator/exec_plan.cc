@@ -20,7 +20,7 @@ std::string describe_plan(const ExecPlan& plan) {
   out << "command:     " << shell_join(plan.request.argv) << "\n";
   out << "workdir:     " << plan.request.workdir << "\n";
   out << "run as:      uid " << plan.run_as.uid << " gid " << plan.run_as.gid << "\n";
-  out << "policy:      " << requirement_name(plan.requirement) << " under " << plan.approval_policy;
+  out << "policy:      " << requirement_name(plan.requirement) << " under " << policy::approval_policy_name(plan.approval_policy);
   if (!plan.requirement.reason.empty()) out << " (" << plan.requirement.reason << ")";
   out << "\n";
   for (const auto& m : plan.requirement.matched_rules) {

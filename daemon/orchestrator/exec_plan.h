@@ -16,7 +16,7 @@ namespace codexd::orchestrator {
 
 struct ExecPlan {
   ExecRequest request;
-  std::string approval_policy;             // untrusted | on-request | never | granular
+  policy::ApprovalPolicy approval_policy;  // what applied to the caller (Config::approval_policy_for)
   policy::ExecRequirement requirement;     // the policy's verdict, with matched rules
   bool assessed = false;                   // `requirement` was evaluated (false: rejected before the policy)
   bool escalation_requested = false;       // require_escalated as asked

@@ -64,23 +64,6 @@ Rejection rejection_for(const ApprovalOutcome& outcome, uint32_t timeout_ms) {
 
 Orchestrator::Orchestrator(OrchestratorDeps deps) : deps_(std::move(deps)) {}
 
-std::string Orchestrator::approval_policy_for(const std::string& agent_id) const {
-  auto it = deps_.config->agents.find(agent_id);
-  if (it != deps_.config->agents.end() && it->second.approval_policy) return *it->second.approval_policy;
-  return deps_.config->policy.approval_policy;
-}
-
-policy::ApprovalPolicy Orchestrator::approval_policy_value(const std::string& name) const {
-  policy::ApprovalPolicy p;
-  if (name == "untrusted") p.kind = policy::ApprovalPolicyKind::kUntrusted;
-  else if (name == "never") p.kind = policy::ApprovalPolicyKind::kNever;
-  else if (name == "granular") p.kind = policy::ApprovalPolicyKind::kGranular;
-  else p.kind = policy::ApprovalPolicyKind::kOnRequest;
-  p.sandbox_approval = deps_.config->policy.granular_sandbox_approval;
-  p.rules_approval = deps_.config->policy.granular_rules;
-  return p;
-}
-
 SandboxSummaryText Orchestrator::summarize(const ExecPlan& plan, const sandbox::SandboxSpec& spec, sandbox::Backend backend) {
   SandboxSummaryText s;
   s.backend = std::string(sandbox::to_string(backend));
@@ -149,8 +132,8 @@ std::shared_ptr<PendingAdmission> Orchestrator::admit(ExecRequest request, Done 
     }
   }
 
-  plan->approval_policy = approval_policy_for(req.caller.agent_id);
-  const policy::ApprovalPolicy approval = approval_policy_value(plan->approval_policy);
+  plan->approval_policy = deps_.config->approval_policy_for(req.caller.agent_id);
+  const policy::ApprovalPolicy approval = plan->approval_policy;
 
   // Sandbox spec for this command (concrete roots, protected paths, masked socket directory).
   sandbox::ResolveContext context;
@@ -364,7 +347,7 @@ bool Orchestrator::retry_allowed(const ExecPlan& first, bool likely_denied, bool
   if (!likely_denied || timed_out || signaled) return false;
   if (first.backend == sandbox::Backend::kNone || first.attempt > 1) return false;
   if (first.sandbox_spec.has_denied_reads()) return false;
-  const policy::ApprovalPolicy approval = approval_policy_value(first.approval_policy);
+  const policy::ApprovalPolicy& approval = first.approval_policy;
   return approval.kind == policy::ApprovalPolicyKind::kUntrusted ||
          (approval.kind == policy::ApprovalPolicyKind::kGranular && approval.sandbox_approval);
 }

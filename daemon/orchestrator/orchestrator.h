@@ -63,9 +63,6 @@ class Orchestrator {
   // approved for the session), then plans attempt 2 without the sandbox.
   std::shared_ptr<PendingAdmission> plan_retry(std::shared_ptr<const ExecPlan> first, Done done);
 
-  std::string approval_policy_for(const std::string& agent_id) const;
-  policy::ApprovalPolicy approval_policy_value(const std::string& name) const;
-
   // The sandbox summary reviewers see.
   static SandboxSummaryText summarize(const ExecPlan& plan, const sandbox::SandboxSpec& spec, sandbox::Backend backend);
 

@@ -111,7 +111,7 @@ void fill_plan(const orchestrator::ExecPlan& plan, v1::ExecPlan* out) {
   out->set_tty(plan.request.tty);
   for (const auto& m : plan.requirement.matched_rules) fill_rule_match(m, out->add_matched_rules());
   fill_requirement(plan.requirement, out->mutable_requirement());
-  out->set_approval_policy(plan.approval_policy);
+  out->set_approval_policy(policy::approval_policy_name(plan.approval_policy));
   auto summary = orchestrator::Orchestrator::summarize(plan, plan.sandbox_spec, plan.backend);
   fill_sandbox_summary(summary, out->mutable_sandbox());
   out->mutable_sandbox()->set_backend(to_proto(plan.backend));

@@ -27,7 +27,7 @@ Status check_paths(const char* field, const google::protobuf::RepeatedPtrField<s
 
 grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerContext* ctx, const v1::SandboxRunRequest* request,
                                                        v1::RunCommandResponse* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   if (!caller->is_admin) {
     reactor->finish(PermissionDenied("sandbox debugging runs need an admin uid (root, the daemon's uid, or daemon.admin_uids)"));
@@ -67,7 +67,7 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
   policy.exclude_slash_tmp = request->exclude_slash_tmp();
   policy.exclude_tmpdir_env_var = request->exclude_tmpdir_env_var();
 
-  const config::Config& config = *parts_.config;
+  const config::Config& config = *deps_.config;
   const bool system_mode = config.daemon.mode == config::DaemonMode::kSystem;
   auto run_as = orchestrator::resolve_run_as(system_mode, caller->uid, config.daemon.root_runs_as);
   if (!run_as.ok()) {
@@ -82,11 +82,11 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
     options.helper_path = config.sandbox.helper_path;
     manager = sandbox::create_sandbox_manager(options);
   } else {
-    manager = std::shared_ptr<const sandbox::SandboxManager>(parts_.sandbox, [](const sandbox::SandboxManager*) {});
+    manager = std::shared_ptr<const sandbox::SandboxManager>(deps_.sandbox, [](const sandbox::SandboxManager*) {});
   }
   sandbox::ResolveContext context;
   context.cwd = request->workdir();
-  std::string socket_dir = parts_.socket_path.substr(0, parts_.socket_path.rfind('/'));
+  std::string socket_dir = deps_.socket_path.substr(0, deps_.socket_path.rfind('/'));
   context.masked_paths.push_back(socket_dir);
   auto spec = sandbox::resolve_sandbox_spec(policy, context);
   if (!spec.ok()) {
@@ -120,9 +120,9 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
   launch.cwd = plan->cwd.empty() ? request->workdir() : plan->cwd;
   launch.run_as = run_as->credentials;
   launch.sandbox = std::string(sandbox::to_string(plan->backend));
-  on_core(parts_, [this, reactor, response, launch, timeout, backend_kind = plan->backend] {
+  on_core(core_, [this, reactor, response, launch, timeout, backend_kind = plan->backend] {
     auto slot = reactor->slot();
-    auto run = exec::OneShotRun::start(*parts_.core, launch, timeout, [slot, response, backend_kind](Result<exec::OneShotOutcome> r) {
+    auto run = exec::OneShotRun::start(*core_.io, launch, timeout, [slot, response, backend_kind](Result<exec::OneShotOutcome> r) {
       if (!slot->reactor) return;
       if (!r.ok()) {
         slot->reactor->finish(r.status());
