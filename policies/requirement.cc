@@ -152,14 +152,23 @@ void set_prompt(ExecRequirement& out, const ExecRequest& request, bool prompt_fr
 
 }  // namespace
 
-const char* approval_policy_name(const ApprovalPolicy& approval) {
-  switch (approval.kind) {
+const char* approval_policy_name(ApprovalPolicyKind kind) {
+  switch (kind) {
     case ApprovalPolicyKind::kUntrusted: return "untrusted";
     case ApprovalPolicyKind::kOnRequest: return "on-request";
     case ApprovalPolicyKind::kNever: return "never";
     case ApprovalPolicyKind::kGranular: return "granular";
   }
   return "on-request";
+}
+
+const char* approval_policy_name(const ApprovalPolicy& approval) { return approval_policy_name(approval.kind); }
+
+std::optional<ApprovalPolicyKind> parse_approval_policy_kind(std::string_view name) {
+  for (ApprovalPolicyKind kind : kApprovalPolicyKinds) {
+    if (name == approval_policy_name(kind)) return kind;
+  }
+  return std::nullopt;
 }
 
 std::string escalation_not_allowed_message(const ApprovalPolicy& approval) {

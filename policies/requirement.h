@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "policies/policy.h"
@@ -62,6 +63,12 @@ bool is_banned_prefix(const std::vector<std::string>& prefix);
 // "Escalation guard": the message for require_escalated under a policy other than on-request.
 std::string escalation_not_allowed_message(const ApprovalPolicy& approval);
 
+// "untrusted" | "on-request" | "never" | "granular": the words of the config and the API.
+const char* approval_policy_name(ApprovalPolicyKind kind);
 const char* approval_policy_name(const ApprovalPolicy& approval);
+// The inverse of approval_policy_name; nullopt for any other word.
+std::optional<ApprovalPolicyKind> parse_approval_policy_kind(std::string_view name);
+inline constexpr ApprovalPolicyKind kApprovalPolicyKinds[] = {ApprovalPolicyKind::kUntrusted, ApprovalPolicyKind::kOnRequest,
+                                                              ApprovalPolicyKind::kNever, ApprovalPolicyKind::kGranular};
 
 }  // namespace codexd::policy

@@ -76,6 +76,13 @@ class TableReader {
     return table_.get(key);
   }
   std::string name(const std::string& key) const { return prefix_ + key; }
+  const toml::table& entries() const { return table_; }
+
+  // An error at `key`'s value (the table's start when the key is absent).
+  void error_at(const std::string& key, const std::string& message) {
+    const toml::node* n = table_.get(key);
+    errors_.add(n ? n->source() : toml::source_region{}, message);
+  }
 
   void read(const std::string& key, std::string& out) {
     if (const auto* n = get(key)) {
@@ -104,50 +111,46 @@ class TableReader {
     }
   }
   void read(const std::string& key, std::vector<std::string>& out) {
-    if (const auto* n = get(key)) {
-      const auto* arr = n->as_array();
-      if (!arr) {
-        errors_.add(n->source(), "`" + name(key) + "` must be an array of strings");
-        return;
-      }
-      out.clear();
-      for (const auto& item : *arr) {
-        if (auto v = item.value<std::string>()) out.push_back(*v);
-        else errors_.add(item.source(), "`" + name(key) + "` must contain only strings");
-      }
-    }
+    read_array<std::string>(key, out, "strings", "only strings",
+                            [](const toml::node& item) { return item.value<std::string>(); });
   }
   void read_uids(const std::string& key, std::vector<uid_t>& out) {
-    if (const auto* n = get(key)) {
-      const auto* arr = n->as_array();
-      if (!arr) {
-        errors_.add(n->source(), "`" + name(key) + "` must be an array of uids");
-        return;
+    read_array<uid_t>(key, out, "uids", "only uids (non-negative integers)", [](const toml::node& item) -> std::optional<uid_t> {
+      auto v = item.value_exact<int64_t>();
+      if (v && *v >= 0 && *v < 4294967295LL) return static_cast<uid_t>(*v);
+      return std::nullopt;
+    });
+  }
+  // One of `choices`, mapped to a value. True when `out` was set.
+  template <typename T>
+  bool read_choice(const std::string& key, T& out, const std::vector<std::pair<std::string, T>>& choices) {
+    const auto* n = get(key);
+    if (!n) return false;
+    auto v = n->value<std::string>();
+    std::string allowed;
+    for (const auto& [text, value] : choices) {
+      allowed += (allowed.empty() ? "" : ", ") + text;
+      if (v && *v == text) {
+        out = value;
+        return true;
       }
-      out.clear();
-      for (const auto& item : *arr) {
-        auto v = item.value_exact<int64_t>();
-        if (v && *v >= 0 && *v < 4294967295LL) out.push_back(static_cast<uid_t>(*v));
-        else errors_.add(item.source(), "`" + name(key) + "` must contain only uids (non-negative integers)");
-      }
+    }
+    errors_.add(n->source(), "`" + name(key) + "` must be one of " + allowed + (v ? " (got \"" + *v + "\")" : ""));
+    return false;
+  }
+  // A path that must be absolute ("~" allowed), already read into `value`.
+  void check_absolute(const std::string& key, const std::string& value) {
+    if (!value.empty() && value[0] != '/' && value[0] != '~') {
+      error_at(key, "`" + name(key) + "` must be an absolute path (got \"" + value + "\")");
     }
   }
-  // One of `choices`, mapped to a value.
-  template <typename T>
-  void read_choice(const std::string& key, T& out, const std::vector<std::pair<std::string, T>>& choices) {
-    if (const auto* n = get(key)) {
-      auto v = n->value<std::string>();
-      std::string allowed;
-      for (const auto& [text, value] : choices) {
-        allowed += (allowed.empty() ? "" : ", ") + text;
-        if (v && *v == text) {
-          out = value;
-          return;
-        }
-      }
-      errors_.add(n->source(), "`" + name(key) + "` must be one of " + allowed +
-                                   (v ? " (got \"" + *v + "\")" : ""));
-    }
+  void read_path(const std::string& key, std::string& out) {
+    read(key, out);
+    check_absolute(key, out);
+  }
+  void read_paths(const std::string& key, std::vector<std::string>& out) {
+    read(key, out);
+    for (const auto& p : out) check_absolute(key, p);
   }
   const toml::table* table(const std::string& key) {
     const auto* n = get(key);
@@ -159,17 +162,28 @@ class TableReader {
   Errors& errors() { return errors_; }
 
  private:
+  // An array whose every item `convert` accepts; `what` names the items in the errors.
+  template <typename T, typename Convert>
+  void read_array(const std::string& key, std::vector<T>& out, const char* what, const char* only, Convert convert) {
+    const auto* n = get(key);
+    if (!n) return;
+    const auto* arr = n->as_array();
+    if (!arr) {
+      errors_.add(n->source(), "`" + name(key) + "` must be an array of " + what);
+      return;
+    }
+    out.clear();
+    for (const auto& item : *arr) {
+      if (auto v = convert(item)) out.push_back(*v);
+      else errors_.add(item.source(), "`" + name(key) + "` must contain " + only);
+    }
+  }
+
   const toml::table& table_;
   std::string prefix_;
   Errors& errors_;
   std::set<std::string> known_;
 };
-
-void check_absolute(Errors& errors, const toml::node* node, const std::string& key, const std::string& value) {
-  if (!value.empty() && value[0] != '/' && value[0] != '~') {
-    errors.add(node ? node->source() : toml::source_region{}, "`" + key + "` must be an absolute path (got \"" + value + "\")");
-  }
-}
 
 std::string home_dir() {
   const char* home = std::getenv("HOME");
@@ -209,163 +223,207 @@ Config default_config(DaemonMode mode) {
   return c;
 }
 
+namespace {
+
+// ---- one reader per table -----------------------------------------------------------------
+
+template <typename T>
+using Choices = std::vector<std::pair<std::string, T>>;
+
+const Choices<policy::ApprovalPolicyKind>& approval_policy_choices() {
+  static const Choices<policy::ApprovalPolicyKind> choices = [] {
+    Choices<policy::ApprovalPolicyKind> all;
+    for (auto kind : policy::kApprovalPolicyKinds) all.emplace_back(policy::approval_policy_name(kind), kind);
+    return all;
+  }();
+  return choices;
+}
+
+// "0660" -> 0660; "" leaves `out` alone (the mode's default).
+void read_octal_mode(TableReader& r, const std::string& key, uint32_t& out) {
+  std::string text;
+  r.read(key, text);
+  if (text.empty()) return;
+  char* end = nullptr;
+  unsigned long bits = std::strtoul(text.c_str(), &end, 8);
+  if (*end != '\0' || bits > 0777) {
+    r.error_at(key, "`" + r.name(key) + "` must be an octal mode like \"0660\" (got \"" + text + "\")");
+    return;
+  }
+  out = static_cast<uint32_t>(bits);
+}
+
+void read_listen(TableReader& r, std::string& out) {
+  r.read("listen", out);
+  if (out.empty()) return;
+  std::string path = out.rfind("unix:", 0) == 0 ? out.substr(5) : out;
+  if (path.empty() || path[0] != '/') r.error_at("listen", "`daemon.listen` must be unix:/absolute/path (got \"" + out + "\")");
+}
+
+void read_daemon(TableReader& r, Config& c) {
+  DaemonSection& d = c.daemon;
+  r.read_choice<DaemonMode>("mode", d.mode, {{"user", DaemonMode::kUser}, {"system", DaemonMode::kSystem}});
+  read_listen(r, d.listen);
+  r.read_choice<std::string>("log_level", d.log_level,
+                             {{"trace", "trace"}, {"debug", "debug"}, {"info", "info"}, {"warn", "warn"},
+                              {"error", "error"}, {"off", "off"}});
+  r.read_choice<std::string>("log_format", d.log_format, {{"text", "text"}, {"json", "json"}});
+  r.read_uids("admin_uids", d.admin_uids);
+  r.read("socket_group", d.socket_group);
+  read_octal_mode(r, "socket_mode", d.socket_mode);
+  read_octal_mode(r, "socket_dir_mode", d.socket_dir_mode);
+  r.read("root_runs_as", d.root_runs_as);
+}
+
+void read_exec(TableReader& r, Config& c) {
+  ExecSection& e = c.exec;
+  r.read_path("default_shell", e.default_shell);
+  r.read("allow_login_shell", e.allow_login_shell);
+  r.read_int("max_sessions", e.max_sessions, 9, 4096);
+  r.read_int("max_sessions_per_agent", e.max_sessions_per_agent, 0, 4096);
+  r.read_int("max_sessions_total", e.max_sessions_total, 9, 65536);
+  r.read_int("background_terminal_max_timeout_ms", e.background_terminal_max_timeout_ms, 5000, 86'400'000);
+  r.read_int("session_output_bytes", e.session_output_bytes, 4096, 256LL << 20);
+  r.read_int("attach_window_bytes", e.attach_window_bytes, 65536, 256LL << 20);
+}
+
+// [environment] set = { NAME = "value" }
+void read_environment_set(TableReader& r, std::map<std::string, std::string>& out) {
+  const toml::table* set = r.table("set");
+  if (!set) return;
+  for (const auto& [key, node] : *set) {
+    std::string name(key.str());
+    if (name.empty() || name.find('=') != std::string::npos) {
+      r.errors().add(node.source(), "`environment.set` names must be non-empty and contain no '='");
+    } else if (auto v = node.value<std::string>()) {
+      out[name] = *v;
+    } else {
+      r.errors().add(node.source(), "`environment.set." + name + "` must be a string");
+    }
+  }
+}
+
+void read_environment(TableReader& r, Config& c) {
+  exec::EnvironmentPolicy& env = c.environment;
+  r.read_choice<exec::EnvironmentPolicy::Inherit>("inherit", env.inherit,
+                                                  {{"all", exec::EnvironmentPolicy::Inherit::kAll},
+                                                   {"core", exec::EnvironmentPolicy::Inherit::kCore},
+                                                   {"none", exec::EnvironmentPolicy::Inherit::kNone}});
+  r.read("ignore_default_excludes", env.ignore_default_excludes);
+  r.read("exclude", env.exclude);
+  r.read("include_only", env.include_only);
+  read_environment_set(r, env.set);
+}
+
+void read_policy(TableReader& r, Config& c) {
+  PolicySection& p = c.policy;
+  r.read_paths("rules_dirs", p.rules_dirs);
+  r.read("include_default_rules", p.include_default_rules);
+  r.read_choice("approval_policy", p.approval_policy, approval_policy_choices());
+  r.read("granular_sandbox_approval", p.granular_sandbox_approval);
+  r.read("granular_rules", p.granular_rules);
+  r.read_path("amend_file", p.amend_file);
+}
+
+void read_sandbox(TableReader& r, Config& c) {
+  sandbox::SandboxPolicy& p = c.sandbox.policy;
+  r.read_choice<sandbox::SandboxMode>("mode", p.mode,
+                                      {{"read-only", sandbox::SandboxMode::kReadOnly},
+                                       {"workspace-write", sandbox::SandboxMode::kWorkspaceWrite},
+                                       {"danger-full-access", sandbox::SandboxMode::kDangerFullAccess}});
+  r.read_paths("writable_roots", p.writable_roots);
+  r.read("network_access", p.network_access);
+  r.read("exclude_tmpdir_env_var", p.exclude_tmpdir_env_var);
+  r.read("exclude_slash_tmp", p.exclude_slash_tmp);
+  r.read_paths("denied_read", p.denied_read);
+  r.read_choice<sandbox::BackendPreference>("backend", c.sandbox.backend,
+                                            {{"auto", sandbox::BackendPreference::kAuto},
+                                             {"bwrap", sandbox::BackendPreference::kBwrap},
+                                             {"landlock", sandbox::BackendPreference::kLandlock}});
+  r.read_path("helper_path", c.sandbox.helper_path);
+}
+
+void read_approvals(TableReader& r, Config& c) {
+  ApprovalsSection& a = c.approvals;
+  r.read_int("timeout_ms", a.timeout_ms, 0, 86'400'000);
+  std::string when = "wait";
+  r.read_choice<std::string>("when_no_reviewer", when, {{"wait", "wait"}, {"reject", "reject"}});
+  a.reject_without_reviewer = when == "reject";
+  r.read_uids("reviewer_uids", a.reviewer_uids);
+  r.read("reviewer_group", a.reviewer_group);
+  r.read_int("session_cache_entries", a.session_cache_entries, 0, 1'000'000);
+}
+
+// [agents."<x-codexd-agent-id>"]: one table per agent label.
+void read_agents(TableReader& agents, Config& c) {
+  for (const auto& [key, node] : agents.entries()) {
+    std::string agent(key.str());
+    const toml::table* t = agents.table(agent);
+    if (!t) continue;
+    TableReader r(*t, agents.name(agent) + ".", agents.errors());
+    AgentOverride o;
+    policy::ApprovalPolicyKind kind{};
+    if (r.read_choice("approval_policy", kind, approval_policy_choices())) o.approval_policy = kind;
+    c.agents[agent] = o;
+  }
+}
+
+void read_audit(TableReader& r, Config& c) {
+  r.read_path("log_file", c.audit.log_file);
+  r.read("journald", c.audit.journald);
+}
+
+using TableFn = void (*)(TableReader&, Config&);
+constexpr std::pair<const char*, TableFn> kTables[] = {
+    {"daemon", read_daemon},       {"exec", read_exec},       {"environment", read_environment},
+    {"policy", read_policy},       {"sandbox", read_sandbox}, {"approvals", read_approvals},
+    {"agents", read_agents},       {"audit", read_audit},
+};
+
+// Every known table into `c`; unknown top-level keys are errors.
+void read_tables(const toml::table& root, Errors& errors, Config& c) {
+  TableReader top(root, "", errors);
+  for (const auto& [name, read] : kTables) {
+    if (const auto* t = top.table(name)) {
+      TableReader r(*t, std::string(name) + ".", errors);
+      read(r, c);
+    }
+  }
+}
+
+// The mode decides the defaults, so it is read before anything else (and again, with its
+// errors, by read_daemon).
+DaemonMode mode_of(const toml::table& root) {
+  const auto* d = root.get_as<toml::table>("daemon");
+  const auto* m = d ? d->get("mode") : nullptr;
+  auto v = m ? m->value<std::string>() : std::nullopt;
+  return v && *v == "system" ? DaemonMode::kSystem : DaemonMode::kUser;
+}
+
+Status syntax_error(const toml::parse_error& err, const std::string& source_path) {
+  std::ostringstream out;
+  out << source_path << ":" << err.source().begin.line << ":" << err.source().begin.column << ": " << err.description();
+  return InvalidArgument(out.str());
+}
+
+}  // namespace
+
+policy::ApprovalPolicy Config::approval_policy_for(const std::string& agent_id) const {
+  policy::ApprovalPolicy p;
+  auto it = agents.find(agent_id);
+  p.kind = it != agents.end() && it->second.approval_policy ? *it->second.approval_policy : policy.approval_policy;
+  p.sandbox_approval = policy.granular_sandbox_approval;
+  p.rules_approval = policy.granular_rules;
+  return p;
+}
+
 Result<Config> parse_config(const std::string& text, const std::string& source_path) {
   toml::parse_result parsed = toml::parse(text, source_path);
-  if (!parsed) {
-    const auto& err = parsed.error();
-    std::ostringstream out;
-    out << source_path << ":" << err.source().begin.line << ":" << err.source().begin.column << ": "
-        << err.description();
-    return InvalidArgument(out.str());
-  }
-  const toml::table& root = parsed.table();
+  if (!parsed) return syntax_error(parsed.error(), source_path);
   Errors errors(source_path);
-
-  // The mode decides the defaults, so read it first.
-  DaemonMode mode = DaemonMode::kUser;
-  if (const auto* d = root.get_as<toml::table>("daemon")) {
-    if (auto m = d->get("mode")) {
-      auto v = m->value<std::string>();
-      if (v && *v == "system") mode = DaemonMode::kSystem;
-    }
-  }
-  Config c = default_config(mode);
+  Config c = default_config(mode_of(parsed.table()));
   c.source_path = source_path;
-
-  {  // `top` reports unknown top-level keys when it goes out of scope
-  TableReader top(root, "", errors);
-  if (const auto* t = top.table("daemon")) {
-    TableReader r(*t, "daemon.", errors);
-    r.read_choice<DaemonMode>("mode", c.daemon.mode, {{"user", DaemonMode::kUser}, {"system", DaemonMode::kSystem}});
-    r.read("listen", c.daemon.listen);
-    if (!c.daemon.listen.empty()) {
-      std::string path = c.daemon.listen.rfind("unix:", 0) == 0 ? c.daemon.listen.substr(5) : c.daemon.listen;
-      if (path.empty() || path[0] != '/') {
-        errors.add(t->get("listen")->source(), "`daemon.listen` must be unix:/absolute/path (got \"" + c.daemon.listen + "\")");
-      }
-    }
-    r.read_choice<std::string>("log_level", c.daemon.log_level,
-                               {{"trace", "trace"}, {"debug", "debug"}, {"info", "info"}, {"warn", "warn"},
-                                {"error", "error"}, {"off", "off"}});
-    r.read_choice<std::string>("log_format", c.daemon.log_format, {{"text", "text"}, {"json", "json"}});
-    r.read_uids("admin_uids", c.daemon.admin_uids);
-    r.read("socket_group", c.daemon.socket_group);
-    for (const char* key : {"socket_mode", "socket_dir_mode"}) {
-      std::string text;
-      r.read(key, text);
-      if (text.empty()) continue;
-      char* end = nullptr;
-      unsigned long bits = std::strtoul(text.c_str(), &end, 8);
-      if (*end != '\0' || bits > 0777) {
-        errors.add(t->get(key)->source(), std::string("`daemon.") + key + "` must be an octal mode like \"0660\" (got \"" + text + "\")");
-        continue;
-      }
-      (std::string(key) == "socket_mode" ? c.daemon.socket_mode : c.daemon.socket_dir_mode) = static_cast<uint32_t>(bits);
-    }
-    r.read("root_runs_as", c.daemon.root_runs_as);
-  }
-  if (const auto* t = top.table("exec")) {
-    TableReader r(*t, "exec.", errors);
-    r.read("default_shell", c.exec.default_shell);
-    check_absolute(errors, t->get("default_shell"), "exec.default_shell", c.exec.default_shell);
-    r.read("allow_login_shell", c.exec.allow_login_shell);
-    r.read_int("max_sessions", c.exec.max_sessions, 9, 4096);
-    r.read_int("max_sessions_per_agent", c.exec.max_sessions_per_agent, 0, 4096);
-    r.read_int("max_sessions_total", c.exec.max_sessions_total, 9, 65536);
-    r.read_int("background_terminal_max_timeout_ms", c.exec.background_terminal_max_timeout_ms, 5000, 86'400'000);
-    r.read_int("session_output_bytes", c.exec.session_output_bytes, 4096, 256LL << 20);
-    r.read_int("attach_window_bytes", c.exec.attach_window_bytes, 65536, 256LL << 20);
-  }
-  if (const auto* t = top.table("environment")) {
-    TableReader r(*t, "environment.", errors);
-    r.read_choice<exec::EnvironmentPolicy::Inherit>("inherit", c.environment.inherit,
-                                                    {{"all", exec::EnvironmentPolicy::Inherit::kAll},
-                                                     {"core", exec::EnvironmentPolicy::Inherit::kCore},
-                                                     {"none", exec::EnvironmentPolicy::Inherit::kNone}});
-    r.read("ignore_default_excludes", c.environment.ignore_default_excludes);
-    r.read("exclude", c.environment.exclude);
-    r.read("include_only", c.environment.include_only);
-    if (const auto* set = r.table("set")) {
-      for (const auto& [key, node] : *set) {
-        std::string name(key.str());
-        if (name.empty() || name.find('=') != std::string::npos) {
-          errors.add(node.source(), "`environment.set` names must be non-empty and contain no '='");
-        } else if (auto v = node.value<std::string>()) {
-          c.environment.set[name] = *v;
-        } else {
-          errors.add(node.source(), "`environment.set." + name + "` must be a string");
-        }
-      }
-    }
-  }
-  if (const auto* t = top.table("policy")) {
-    TableReader r(*t, "policy.", errors);
-    r.read("rules_dirs", c.policy.rules_dirs);
-    r.read("include_default_rules", c.policy.include_default_rules);
-    for (const auto& dir : c.policy.rules_dirs) check_absolute(errors, t->get("rules_dirs"), "policy.rules_dirs", dir);
-    r.read_choice<std::string>("approval_policy", c.policy.approval_policy,
-                               {{"untrusted", "untrusted"}, {"on-request", "on-request"}, {"never", "never"},
-                                {"granular", "granular"}});
-    r.read("granular_sandbox_approval", c.policy.granular_sandbox_approval);
-    r.read("granular_rules", c.policy.granular_rules);
-    r.read("amend_file", c.policy.amend_file);
-    check_absolute(errors, t->get("amend_file"), "policy.amend_file", c.policy.amend_file);
-  }
-  if (const auto* t = top.table("sandbox")) {
-    TableReader r(*t, "sandbox.", errors);
-    r.read_choice<sandbox::SandboxMode>("mode", c.sandbox.policy.mode,
-                                        {{"read-only", sandbox::SandboxMode::kReadOnly},
-                                         {"workspace-write", sandbox::SandboxMode::kWorkspaceWrite},
-                                         {"danger-full-access", sandbox::SandboxMode::kDangerFullAccess}});
-    r.read("writable_roots", c.sandbox.policy.writable_roots);
-    for (const auto& p : c.sandbox.policy.writable_roots) check_absolute(errors, t->get("writable_roots"), "sandbox.writable_roots", p);
-    r.read("network_access", c.sandbox.policy.network_access);
-    r.read("exclude_tmpdir_env_var", c.sandbox.policy.exclude_tmpdir_env_var);
-    r.read("exclude_slash_tmp", c.sandbox.policy.exclude_slash_tmp);
-    r.read("denied_read", c.sandbox.policy.denied_read);
-    for (const auto& p : c.sandbox.policy.denied_read) check_absolute(errors, t->get("denied_read"), "sandbox.denied_read", p);
-    r.read_choice<sandbox::BackendPreference>("backend", c.sandbox.backend,
-                                              {{"auto", sandbox::BackendPreference::kAuto},
-                                               {"bwrap", sandbox::BackendPreference::kBwrap},
-                                               {"landlock", sandbox::BackendPreference::kLandlock}});
-    r.read("helper_path", c.sandbox.helper_path);
-    check_absolute(errors, t->get("helper_path"), "sandbox.helper_path", c.sandbox.helper_path);
-  }
-  if (const auto* t = top.table("approvals")) {
-    TableReader r(*t, "approvals.", errors);
-    r.read_int("timeout_ms", c.approvals.timeout_ms, 0, 86'400'000);
-    std::string when = "wait";
-    r.read_choice<std::string>("when_no_reviewer", when, {{"wait", "wait"}, {"reject", "reject"}});
-    c.approvals.reject_without_reviewer = when == "reject";
-    r.read_uids("reviewer_uids", c.approvals.reviewer_uids);
-    r.read("reviewer_group", c.approvals.reviewer_group);
-    r.read_int("session_cache_entries", c.approvals.session_cache_entries, 0, 1'000'000);
-  }
-  if (const auto* t = top.table("agents")) {
-    TableReader agents(*t, "agents.", errors);
-    for (const auto& [key, node] : *t) {
-      std::string agent(key.str());
-      const toml::table* at = agents.table(agent);
-      if (!at) continue;
-      TableReader r(*at, "agents." + agent + ".", errors);
-      AgentOverride o;
-      std::string policy;
-      if (r.get("approval_policy")) {
-        r.read_choice<std::string>("approval_policy", policy,
-                                   {{"untrusted", "untrusted"}, {"on-request", "on-request"}, {"never", "never"},
-                                    {"granular", "granular"}});
-        if (!policy.empty()) o.approval_policy = policy;
-      }
-      c.agents[agent] = o;
-    }
-  }
-  if (const auto* t = top.table("audit")) {
-    TableReader r(*t, "audit.", errors);
-    r.read("log_file", c.audit.log_file);
-    check_absolute(errors, t->get("log_file"), "audit.log_file", c.audit.log_file);
-    r.read("journald", c.audit.journald);
-  }
-  }
+  read_tables(parsed.table(), errors, c);
   if (!errors.empty()) return InvalidArgument(errors.joined());
   expand_home_paths(c);
   return c;

@@ -14,6 +14,7 @@
 #include "daemon/exec/environment.h"
 #include "base/status.h"
 #include "platform/sandbox/sandbox.h"
+#include "policies/requirement.h"
 
 namespace codexd::config {
 
@@ -52,7 +53,8 @@ struct PolicySection {
   std::vector<std::string> rules_dirs;
   // Load the shipped default.rules (<prefix>/share/codexd/default.rules) before rules_dirs.
   bool include_default_rules = true;
-  std::string approval_policy = "on-request";  // untrusted | on-request | never | granular
+  // untrusted | on-request | never | granular; any other word is a config error.
+  policy::ApprovalPolicyKind approval_policy = policy::ApprovalPolicyKind::kOnRequest;
   // granular: which prompts may reach a reviewer (others become forbidden).
   bool granular_sandbox_approval = true;
   bool granular_rules = true;
@@ -75,7 +77,7 @@ struct ApprovalsSection {
 };
 
 struct AgentOverride {
-  std::optional<std::string> approval_policy;
+  std::optional<policy::ApprovalPolicyKind> approval_policy;  // unset: policy.approval_policy
 };
 
 struct AuditSection {
@@ -93,6 +95,10 @@ struct Config {
   ApprovalsSection approvals;
   std::map<std::string, AgentOverride> agents;
   AuditSection audit;
+
+  // The approval policy for calls labelled `agent_id`: its [agents."<id>"] approval_policy,
+  // else policy.approval_policy, with the policy's granular flags.
+  policy::ApprovalPolicy approval_policy_for(const std::string& agent_id) const;
 };
 
 // Defaults for a mode (rules dirs, socket path).

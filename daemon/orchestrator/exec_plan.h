@@ -42,7 +42,7 @@ std::string_view to_string(Confinement confinement);  // "sandboxed" | "bypassed
 
 struct ExecPlan {
   ExecRequest request;
-  policy::ApprovalPolicy approval_policy;  // the caller's (per agent, or the daemon's)
+  policy::ApprovalPolicy approval_policy;  // what applied to the caller (Config::approval_policy_for)
   policy::ExecRequirement requirement;     // the policy's verdict, with matched rules
   bool assessed = false;                   // `requirement` was evaluated (false: rejected before the policy)
   bool escalation_requested = false;       // require_escalated as asked

@@ -29,22 +29,6 @@ LaunchInput launch_input(const ExecRequest& request) {
 
 Orchestrator::Orchestrator(OrchestratorDeps deps) : deps_(std::move(deps)) {}
 
-policy::ApprovalPolicy Orchestrator::approval_policy_for(const std::string& agent_id) const {
-  const config::Config& config = *deps_.config;
-  std::string name = config.policy.approval_policy;
-  if (auto it = config.agents.find(agent_id); it != config.agents.end() && it->second.approval_policy) {
-    name = *it->second.approval_policy;
-  }
-  policy::ApprovalPolicy p;
-  if (name == "untrusted") p.kind = policy::ApprovalPolicyKind::kUntrusted;
-  else if (name == "never") p.kind = policy::ApprovalPolicyKind::kNever;
-  else if (name == "granular") p.kind = policy::ApprovalPolicyKind::kGranular;
-  else p.kind = policy::ApprovalPolicyKind::kOnRequest;
-  p.sandbox_approval = config.policy.granular_sandbox_approval;
-  p.rules_approval = config.policy.granular_rules;
-  return p;
-}
-
 SandboxSummaryText Orchestrator::summarize(const sandbox::SandboxSpec& spec, sandbox::Backend backend) {
   SandboxSummaryText s;
   s.backend = std::string(sandbox::to_string(backend));
@@ -87,7 +71,7 @@ std::optional<Orchestrator::Stop> Orchestrator::resolve_and_assess(ExecPlan& pla
   auto run_as = launches.resolve_identity(req.caller.uid, req.workdir);
   if (!run_as.ok()) return Stop{run_as.status(), std::nullopt};
   plan.run_as = std::move(run_as).value();
-  plan.approval_policy = approval_policy_for(req.caller.agent_id);
+  plan.approval_policy = deps_.config->approval_policy_for(req.caller.agent_id);
 
   auto spec = launches.resolve_sandbox(launches.configured_policy(), req.workdir);
   if (!spec.ok()) {

@@ -63,9 +63,6 @@ class Orchestrator {
   // for the session), then plans attempt 2 without the sandbox.
   std::shared_ptr<PendingAdmission> plan_retry(std::shared_ptr<const ExecPlan> first, Done done);
 
-  // The approval policy of an agent (its own, or the daemon's).
-  policy::ApprovalPolicy approval_policy_for(const std::string& agent_id) const;
-
   // The sandbox summary reviewers see.
   static SandboxSummaryText summarize(const sandbox::SandboxSpec& spec, sandbox::Backend backend);
 

@@ -22,6 +22,25 @@ int64_t unix_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
+void fill_sandbox_status(const sandbox::SandboxManager& manager, sandbox::SandboxMode default_mode,
+                         v1::SandboxCapabilities* sb) {
+  const auto& caps = manager.capabilities();
+  sb->set_chosen_backend(std::string(sandbox::to_string(caps.chosen)));
+#ifdef __linux__
+  if (const auto* linux_caps = sandbox::linux_backend::linux_capabilities(manager)) {
+    sb->set_bwrap_path(linux_caps->bwrap_path);
+    sb->set_bwrap_version(linux_caps->bwrap_version);
+    for (const auto& f : linux_caps->bwrap_flags) sb->add_bwrap_flags(f);
+    sb->set_user_namespaces_usable(linux_caps->user_namespaces_usable);
+    sb->set_landlock_abi(linux_caps->landlock_abi);
+    sb->set_seccomp_available(linux_caps->seccomp_available);
+  }
+#endif
+  for (const auto& w : caps.warnings) sb->add_warnings(w);
+  sb->set_helper_path(caps.helper_path);
+  sb->set_default_mode(std::string(sandbox::to_string(default_mode)));
+}
+
 }  // namespace
 
 void fill_policy_status(const orchestrator::PolicyState& state, const std::string& approval_policy, v1::PolicyStatus* out) {
@@ -40,39 +59,23 @@ void fill_policy_status(const orchestrator::PolicyState& state, const std::strin
 
 grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* ctx, const v1::GetStatusRequest*,
                                                   v1::GetStatusResponse* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
+  const DaemonFacts& facts = deps_.facts;
   response->set_version(CODEXD_VERSION);
-  response->set_mode(parts_.mode_name);
-  response->set_uptime_seconds(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - parts_.started_at).count());
+  response->set_mode(facts.mode_name);
+  response->set_uptime_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - facts.started_at).count());
   response->set_pid(::getpid());
-  response->set_socket_path(parts_.socket_path);
-  response->set_config_path(parts_.config_path);
+  response->set_socket_path(facts.socket_path);
+  response->set_config_path(facts.config_path);
   response->set_caller_uid(caller->uid);
   response->set_caller_is_admin(caller->is_admin);
-  fill_policy_status(parts_.policies->state(), policy::approval_policy_name(parts_.orchestrator->approval_policy_for(caller->agent_id)),
-                     response->mutable_policy());
-  const auto& caps = parts_.sandbox->capabilities();
-  auto* sb = response->mutable_sandbox();
-  sb->set_chosen_backend(std::string(sandbox::to_string(caps.chosen)));
-#ifdef __linux__
-  if (const auto* linux_caps = sandbox::linux_backend::linux_capabilities(*parts_.sandbox)) {
-    sb->set_bwrap_path(linux_caps->bwrap_path);
-    sb->set_bwrap_version(linux_caps->bwrap_version);
-    for (const auto& f : linux_caps->bwrap_flags) sb->add_bwrap_flags(f);
-    sb->set_user_namespaces_usable(linux_caps->user_namespaces_usable);
-    sb->set_landlock_abi(linux_caps->landlock_abi);
-    sb->set_seccomp_available(linux_caps->seccomp_available);
-  }
-#endif
-  for (const auto& w : caps.warnings) sb->add_warnings(w);
-  sb->set_helper_path(caps.helper_path);
-  sb->set_default_mode(std::string(sandbox::to_string(parts_.config->sandbox.policy.mode)));
-  on_core(parts_, [this, reactor, response] {
-    response->set_sessions_live(static_cast<uint32_t>(parts_.engine->live_sessions()));
-    response->set_sessions_total(static_cast<uint32_t>(parts_.engine->total_sessions()));
-    response->set_approvals_pending(static_cast<uint32_t>(parts_.broker->pending_count()));
+  fill_policy_status(deps_.policies->state(), approval_policy_name(caller->agent_id), response->mutable_policy());
+  fill_sandbox_status(*deps_.sandbox, deps_.config->sandbox.policy.mode, response->mutable_sandbox());
+  on_core(core_, [this, reactor, response] {
+    response->set_sessions_live(static_cast<uint32_t>(deps_.engine->live_sessions()));
+    response->set_sessions_total(static_cast<uint32_t>(deps_.engine->total_sessions()));
+    response->set_approvals_pending(static_cast<uint32_t>(deps_.broker->pending_count()));
     reactor->finish(grpc::Status::OK);
   });
   return reactor;
@@ -80,21 +83,25 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
 
 grpc::ServerUnaryReactor* AdminService::ReloadPolicy(grpc::CallbackServerContext* ctx, const v1::ReloadPolicyRequest*,
                                                      v1::ReloadPolicyResponse* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   if (!caller->is_admin) {
     reactor->finish(PermissionDenied("reloading the policy needs an admin uid (root, the daemon's uid, or daemon.admin_uids)"));
     return reactor;
   }
   // Reading and evaluating rules files is file I/O: keep it off the core thread.
-  boost::asio::post(*parts_.blocking, [this, reactor, response, agent = caller->agent_id] {
-    auto result = parts_.reload_policy();
+  boost::asio::post(*deps_.blocking, [this, reactor, response, agent = caller->agent_id] {
+    auto result = deps_.policies->reload();
     response->set_ok(result.ok);
     for (const auto& e : result.errors) response->add_errors(e);
-    fill_policy_status(parts_.policies->state(), policy::approval_policy_name(parts_.orchestrator->approval_policy_for(agent)), response->mutable_policy());
-    on_core(parts_, [reactor] { reactor->finish(grpc::Status::OK); });
+    fill_policy_status(deps_.policies->state(), approval_policy_name(agent), response->mutable_policy());
+    on_core(core_, [reactor] { reactor->finish(grpc::Status::OK); });
   });
   return reactor;
+}
+
+std::string AdminService::approval_policy_name(const std::string& agent_id) const {
+  return policy::approval_policy_name(deps_.config->approval_policy_for(agent_id));
 }
 
 }  // namespace codexd::server

@@ -1,21 +1,51 @@
 // codexd.v1.Admin: status and policy reload.
 #pragma once
 
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <string>
+
 #include "codexd/v1/admin.grpc.pb.h"
+#include "daemon/config/config.h"
+#include "daemon/exec/exec_engine.h"
+#include "daemon/orchestrator/approval_broker.h"
+#include "daemon/orchestrator/policy_store.h"
 #include "daemon/server/server_context.h"
+#include "platform/sandbox/sandbox.h"
 
 namespace codexd::server {
 
+// What GetStatus says about the daemon itself; fixed once it serves.
+struct DaemonFacts {
+  std::string mode_name;    // "user" | "system"
+  std::string socket_path;  // the socket that really serves
+  std::string config_path;  // "" on defaults
+  std::chrono::steady_clock::time_point started_at;
+};
+
+struct AdminDeps {
+  const config::Config* config = nullptr;                // approval policy, default sandbox mode
+  const exec::ExecEngine* engine = nullptr;              // session counts (core thread)
+  const orchestrator::ApprovalBroker* broker = nullptr;  // pending approvals (core thread)
+  orchestrator::PolicyStore* policies = nullptr;         // state and reload
+  const sandbox::SandboxManager* sandbox = nullptr;      // capabilities
+  boost::asio::thread_pool* blocking = nullptr;          // reloads read files: off the core thread
+  DaemonFacts facts;
+};
+
 class AdminService final : public v1::Admin::CallbackService {
  public:
-  explicit AdminService(const DaemonParts& parts) : parts_(parts) {}
+  AdminService(const CoreContext& core, AdminDeps deps) : core_(core), deps_(std::move(deps)) {}
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx, const v1::GetStatusRequest* request,
                                       v1::GetStatusResponse* response) override;
   grpc::ServerUnaryReactor* ReloadPolicy(grpc::CallbackServerContext* ctx, const v1::ReloadPolicyRequest* request,
                                          v1::ReloadPolicyResponse* response) override;
 
  private:
-  const DaemonParts& parts_;
+  std::string approval_policy_name(const std::string& agent_id) const;  // the caller's, as the API words it
+
+  const CoreContext& core_;
+  AdminDeps deps_;
 };
 
 void fill_policy_status(const orchestrator::PolicyState& state, const std::string& approval_policy, v1::PolicyStatus* out);

@@ -14,19 +14,20 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
  public:
   static constexpr size_t kMaxQueued = 10'000;
 
-  WatchReactor(const DaemonParts& parts, std::optional<orchestrator::Caller> caller) : parts_(parts) {
-    on_core(parts_, [this, caller] {
+  WatchReactor(const CoreContext& core, orchestrator::ApprovalBroker& broker, std::optional<orchestrator::Caller> caller)
+      : core_(core), broker_(broker) {
+    on_core(core_, [this, caller] {
       if (!caller) {
         finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "connection has no recorded peer credentials"));
         return;
       }
       watching_ = true;
-      watcher_ = parts_.broker->watch(caller->uid, [this](const orchestrator::ApprovalEvent& event) { enqueue(event); });
+      watcher_ = broker_.watch(caller->uid, [this](const orchestrator::ApprovalEvent& event) { enqueue(event); });
     });
   }
 
   void OnWriteDone(bool ok) override {
-    on_core(parts_, [this, ok] {
+    on_core(core_, [this, ok] {
       if (done_) return;
       writing_ = false;
       if (!ok) {
@@ -37,12 +38,12 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
     });
   }
   void OnCancel() override {
-    on_core(parts_, [this] {
+    on_core(core_, [this] {
       if (!done_ && !writing_) finish(grpc::Status(grpc::StatusCode::CANCELLED, "the reviewer went away"));
     });
   }
   void OnDone() override {
-    on_core(parts_, [this] {
+    on_core(core_, [this] {
       done_ = true;
       stop_watching();
       delete this;
@@ -69,7 +70,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
     StartWrite(&current_);
   }
   void stop_watching() {
-    if (watching_) parts_.broker->unwatch(watcher_);
+    if (watching_) broker_.unwatch(watcher_);
     watching_ = false;
   }
   void finish(const grpc::Status& status) {
@@ -79,7 +80,8 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
     Finish(status);
   }
 
-  const DaemonParts& parts_;
+  const CoreContext& core_;
+  orchestrator::ApprovalBroker& broker_;
   orchestrator::ApprovalBroker::WatcherId watcher_ = 0;
   bool watching_ = false;
   std::deque<v1::ApprovalEvent> queue_;
@@ -93,15 +95,15 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
 
 grpc::ServerWriteReactor<v1::ApprovalEvent>* ApprovalsService::WatchApprovals(grpc::CallbackServerContext* ctx,
                                                                               const v1::WatchApprovalsRequest*) {
-  return new WatchReactor(parts_, caller_of(parts_, ctx));
+  return new WatchReactor(core_, broker_, caller_of(core_, ctx));
 }
 
 grpc::ServerUnaryReactor* ApprovalsService::ListApprovals(grpc::CallbackServerContext* ctx, const v1::ListApprovalsRequest*,
                                                           v1::ListApprovalsResponse* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  on_core(parts_, [this, reactor, response, uid = caller->uid] {
-    for (const auto& t : parts_.broker->pending_for(uid)) fill_approval(t, response->add_approvals());
+  on_core(core_, [this, reactor, response, uid = caller->uid] {
+    for (const auto& t : broker_.pending_for(uid)) fill_approval(t, response->add_approvals());
     reactor->finish(grpc::Status::OK);
   });
   return reactor;
@@ -110,7 +112,7 @@ grpc::ServerUnaryReactor* ApprovalsService::ListApprovals(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* ApprovalsService::ResolveApproval(grpc::CallbackServerContext* ctx,
                                                             const v1::ResolveApprovalRequest* request,
                                                             v1::ResolveApprovalResponse*) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   if (request->approval_id().empty() || request->approval_id().size() > 64) {
     reactor->finish(InvalidArgument("`approval_id` is required (from WatchApprovals or ListApprovals)"));
@@ -131,8 +133,8 @@ grpc::ServerUnaryReactor* ApprovalsService::ResolveApproval(grpc::CallbackServer
       reactor->finish(InvalidArgument("`decision` must be APPROVED, APPROVED_FOR_SESSION, APPROVED_EXECPOLICY_AMENDMENT, DENIED or ABORT"));
       return reactor;
   }
-  on_core(parts_, [this, reactor, id = request->approval_id(), decision, uid = caller->uid, rationale = request->rationale()] {
-    reactor->finish(parts_.broker->resolve(id, decision, uid, rationale));
+  on_core(core_, [this, reactor, id = request->approval_id(), decision, uid = caller->uid, rationale = request->rationale()] {
+    reactor->finish(broker_.resolve(id, decision, uid, rationale));
   });
   return reactor;
 }

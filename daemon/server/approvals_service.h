@@ -2,13 +2,15 @@
 #pragma once
 
 #include "codexd/v1/approvals.grpc.pb.h"
+#include "daemon/orchestrator/approval_broker.h"
 #include "daemon/server/server_context.h"
 
 namespace codexd::server {
 
 class ApprovalsService final : public v1::Approvals::CallbackService {
  public:
-  explicit ApprovalsService(const DaemonParts& parts) : parts_(parts) {}
+  // The broker is all it uses.
+  ApprovalsService(const CoreContext& core, orchestrator::ApprovalBroker& broker) : core_(core), broker_(broker) {}
 
   grpc::ServerWriteReactor<v1::ApprovalEvent>* WatchApprovals(grpc::CallbackServerContext* ctx,
                                                               const v1::WatchApprovalsRequest* request) override;
@@ -18,7 +20,8 @@ class ApprovalsService final : public v1::Approvals::CallbackService {
                                             v1::ResolveApprovalResponse* response) override;
 
  private:
-  const DaemonParts& parts_;
+  const CoreContext& core_;
+  orchestrator::ApprovalBroker& broker_;
 };
 
 }  // namespace codexd::server

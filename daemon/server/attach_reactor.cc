@@ -20,13 +20,13 @@ struct AttachReactor::State {
   bool waiting_for_activity = false;
 };
 
-AttachReactor::AttachReactor(const DaemonParts& parts, std::optional<orchestrator::Caller> caller,
+AttachReactor::AttachReactor(const CoreContext& core, exec::ExecEngine& engine, std::optional<orchestrator::Caller> caller,
                              v1::AttachRequest request)
-    : parts_(parts), state_(std::make_shared<State>()) {
+    : core_(core), engine_(engine), state_(std::make_shared<State>()) {
   state_->reactor = this;
   state_->caller = std::move(caller);
   state_->request = std::move(request);
-  on_core(parts_, [this] { start(); });
+  on_core(core_, [this] { start(); });
 }
 
 void AttachReactor::start() {
@@ -38,7 +38,7 @@ void AttachReactor::start() {
     finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "`session_id` is required"));
     return;
   }
-  auto found = parts_.engine->find(exec::Requester{state_->caller->uid, state_->caller->is_admin}, state_->request.session_id());
+  auto found = engine_.find(exec::Requester{state_->caller->uid, state_->caller->is_admin}, state_->request.session_id());
   if (!found.ok()) {
     finish(to_grpc(found.status()));
     return;
@@ -93,7 +93,7 @@ void AttachReactor::pump() {
 }
 
 void AttachReactor::OnWriteDone(bool ok) {
-  on_core(parts_, [state = state_, ok] {
+  on_core(core_, [state = state_, ok] {
     if (!state->reactor) return;
     state->writing = false;
     if (!ok) {
@@ -109,7 +109,7 @@ void AttachReactor::OnWriteDone(bool ok) {
 }
 
 void AttachReactor::OnCancel() {
-  on_core(parts_, [state = state_] {
+  on_core(core_, [state = state_] {
     if (!state->reactor) return;
     // A write in flight completes with ok=false and finishes the call then.
     if (!state->writing) state->reactor->finish(grpc::Status(grpc::StatusCode::CANCELLED, "the watcher went away"));
@@ -125,7 +125,7 @@ void AttachReactor::finish(const grpc::Status& status) {
 }
 
 void AttachReactor::OnDone() {
-  on_core(parts_, [this] {
+  on_core(core_, [this] {
     state_->reactor = nullptr;
     if (state_->session && state_->watcher && !state_->finishing) state_->session->remove_watcher(state_->watcher);
     delete this;

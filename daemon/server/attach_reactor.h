@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "codexd/v1/exec.pb.h"
+#include "daemon/exec/exec_engine.h"
 #include "daemon/exec/session.h"
 #include "daemon/server/server_context.h"
 
@@ -16,7 +17,8 @@ namespace codexd::server {
 
 class AttachReactor : public grpc::ServerWriteReactor<v1::OutputEvent> {
  public:
-  AttachReactor(const DaemonParts& parts, std::optional<orchestrator::Caller> caller, v1::AttachRequest request);
+  AttachReactor(const CoreContext& core, exec::ExecEngine& engine, std::optional<orchestrator::Caller> caller,
+                v1::AttachRequest request);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -28,7 +30,8 @@ class AttachReactor : public grpc::ServerWriteReactor<v1::OutputEvent> {
   void pump();   // core thread
   void finish(const grpc::Status& status);
 
-  const DaemonParts& parts_;
+  const CoreContext& core_;
+  exec::ExecEngine& engine_;
   std::shared_ptr<State> state_;
 };
 

@@ -19,7 +19,7 @@ class CoreUnaryReactor : public grpc::ServerUnaryReactor {
     CoreUnaryReactor* reactor = nullptr;
   };
 
-  explicit CoreUnaryReactor(const DaemonParts& parts) : parts_(parts), slot_(std::make_shared<Slot>(Slot{this})) {}
+  explicit CoreUnaryReactor(const CoreContext& core) : core_(core), slot_(std::make_shared<Slot>(Slot{this})) {}
 
   // Call Finish once; later calls are ignored. Core thread (or before any core work was posted).
   void finish(const grpc::Status& status) {
@@ -33,21 +33,21 @@ class CoreUnaryReactor : public grpc::ServerUnaryReactor {
   void set_on_cancel(std::function<void()> fn) { on_cancel_ = std::move(fn); }
 
   void OnCancel() override {
-    on_core(parts_, [slot = slot_] {
+    on_core(core_, [slot = slot_] {
       if (!slot->reactor || slot->reactor->finished_) return;
       if (slot->reactor->on_cancel_) slot->reactor->on_cancel_();
       if (slot->reactor) slot->reactor->finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
     });
   }
   void OnDone() override {
-    on_core(parts_, [this] {
+    on_core(core_, [this] {
       slot_->reactor = nullptr;
       delete this;
     });
   }
 
  private:
-  const DaemonParts& parts_;
+  const CoreContext& core_;
   std::shared_ptr<Slot> slot_;
   std::function<void()> on_cancel_;
   bool finished_ = false;
@@ -60,8 +60,8 @@ struct UnaryCall {
   std::optional<orchestrator::Caller> caller;
 };
 
-inline UnaryCall begin_unary(const DaemonParts& parts, grpc::CallbackServerContext* ctx) {
-  UnaryCall call{new CoreUnaryReactor(parts), caller_of(parts, ctx)};
+inline UnaryCall begin_unary(const CoreContext& core, grpc::CallbackServerContext* ctx) {
+  UnaryCall call{new CoreUnaryReactor(core), caller_of(core, ctx)};
   if (!call.caller) {
     call.reactor->finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "connection has no recorded peer credentials"));
   }

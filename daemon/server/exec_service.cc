@@ -28,9 +28,9 @@ exec::ExecEngine::Done deliver_to(std::shared_ptr<CoreUnaryReactor::Slot> slot, 
 }
 
 // A call that gives up stops waiting; the session keeps its output for the next caller.
-void abandon_on_cancel(const DaemonParts& parts, const std::shared_ptr<CoreUnaryReactor::Slot>& slot,
+void abandon_on_cancel(exec::ExecEngine& engine, const std::shared_ptr<CoreUnaryReactor::Slot>& slot,
                        const std::optional<exec::WaitTicket>& ticket) {
-  if (ticket && slot->reactor) slot->reactor->set_on_cancel([&parts, t = *ticket] { parts.engine->abandon(t); });
+  if (ticket && slot->reactor) slot->reactor->set_on_cancel([&engine, t = *ticket] { engine.abandon(t); });
 }
 
 }  // namespace
@@ -38,15 +38,16 @@ void abandon_on_cancel(const DaemonParts& parts, const std::shared_ptr<CoreUnary
 // ExecCommand and RunCommand: only callers that may run commands; the validated request goes
 // through the CommandRunner on the core thread, and `fill` writes the response.
 template <typename Response>
-grpc::ServerUnaryReactor* start_command(const DaemonParts& parts, grpc::CallbackServerContext* ctx, Response* response,
+grpc::ServerUnaryReactor* start_command(const CoreContext& core, const ExecDeps& deps, grpc::CallbackServerContext* ctx,
+                                        Response* response,
                                         const std::function<Result<orchestrator::ExecRequest>()>& validate,
                                         std::function<std::shared_ptr<orchestrator::CallHandle>(
                                             orchestrator::ExecRequest, orchestrator::CommandRunner::Done)>
                                             start,
                                         void (*fill)(const orchestrator::CommandResult&, Response*)) {
-  auto [reactor, caller] = begin_unary(parts, ctx);
+  auto [reactor, caller] = begin_unary(core, ctx);
   if (!caller) return reactor;
-  if (!parts.may_run_commands(caller->uid)) {
+  if (!deps.may_run_commands(caller->uid)) {
     reactor->finish(PermissionDenied("this codexd runs commands as uid " + std::to_string(::geteuid()) +
                                      " (user mode); uid " + std::to_string(caller->uid) + " may not use it"));
     return reactor;
@@ -57,7 +58,7 @@ grpc::ServerUnaryReactor* start_command(const DaemonParts& parts, grpc::Callback
     return reactor;
   }
   validated->caller = *caller;
-  on_core(parts, [reactor = reactor, response, fill, start = std::move(start), req = std::move(validated).value()]() mutable {
+  on_core(core, [reactor = reactor, response, fill, start = std::move(start), req = std::move(validated).value()]() mutable {
     auto slot = reactor->slot();
     auto handle = start(std::move(req), [slot, response, fill](orchestrator::CommandResult r) {
       if (!slot->reactor) return;
@@ -78,9 +79,9 @@ grpc::ServerUnaryReactor* ExecService::ExecCommand(grpc::CallbackServerContext* 
   const uint32_t yield = exec::clamp_exec_yield_ms(request->has_yield_time_ms() ? std::optional(request->yield_time_ms()) : std::nullopt);
   const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
   return start_command<v1::ExecResult>(
-      parts_, ctx, response, [&] { return validate_exec_command(*request, *parts_.config); },
+      core_, deps_, ctx, response, [&] { return validate_exec_command(*request, *deps_.config); },
       [this, yield, tokens](orchestrator::ExecRequest req, orchestrator::CommandRunner::Done done) {
-        return parts_.runner->exec_command(std::move(req), yield, tokens, std::move(done));
+        return deps_.runner->exec_command(std::move(req), yield, tokens, std::move(done));
       },
       &fill_exec_result);
 }
@@ -88,16 +89,16 @@ grpc::ServerUnaryReactor* ExecService::ExecCommand(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* ExecService::RunCommand(grpc::CallbackServerContext* ctx, const v1::RunCommandRequest* request,
                                                   v1::RunCommandResponse* response) {
   return start_command<v1::RunCommandResponse>(
-      parts_, ctx, response, [&] { return validate_run_command(*request, *parts_.config); },
+      core_, deps_, ctx, response, [&] { return validate_run_command(*request, *deps_.config); },
       [this](orchestrator::ExecRequest req, orchestrator::CommandRunner::Done done) {
-        return parts_.runner->run_command(std::move(req), std::move(done));
+        return deps_.runner->run_command(std::move(req), std::move(done));
       },
       &fill_run_response);
 }
 
 grpc::ServerUnaryReactor* ExecService::WriteStdin(grpc::CallbackServerContext* ctx, const v1::WriteStdinRequest* request,
                                                   v1::ExecResult* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   if (st.ok()) st = validate_stdin(request->chars(), "chars");
@@ -108,18 +109,18 @@ grpc::ServerUnaryReactor* ExecService::WriteStdin(grpc::CallbackServerContext* c
   }
   std::optional<uint32_t> yield = request->has_yield_time_ms() ? std::optional(request->yield_time_ms()) : std::nullopt;
   const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
-  on_core(parts_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(),
+  on_core(core_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(),
                    chars = request->chars(), yield, tokens]() mutable {
     auto slot = reactor->slot();
-    auto ticket = parts_.engine->write_stdin(requester, id, std::move(chars), yield, tokens, deliver_to(slot, response));
-    abandon_on_cancel(parts_, slot, ticket);
+    auto ticket = deps_.engine->write_stdin(requester, id, std::move(chars), yield, tokens, deliver_to(slot, response));
+    abandon_on_cancel(*deps_.engine, slot, ticket);
   });
   return reactor;
 }
 
 grpc::ServerUnaryReactor* ExecService::Poll(grpc::CallbackServerContext* ctx, const v1::PollRequest* request,
                                             v1::ExecResult* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   if (st.ok()) st = validate_max_output_tokens(request->has_max_output_tokens(), request->max_output_tokens());
@@ -128,18 +129,18 @@ grpc::ServerUnaryReactor* ExecService::Poll(grpc::CallbackServerContext* ctx, co
     return reactor;
   }
   const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
-  on_core(parts_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(),
+  on_core(core_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(),
                    yield = request->yield_time_ms(), tokens] {
     auto slot = reactor->slot();
-    auto ticket = parts_.engine->poll(requester, id, yield, tokens, deliver_to(slot, response));
-    abandon_on_cancel(parts_, slot, ticket);
+    auto ticket = deps_.engine->poll(requester, id, yield, tokens, deliver_to(slot, response));
+    abandon_on_cancel(*deps_.engine, slot, ticket);
   });
   return reactor;
 }
 
 grpc::ServerUnaryReactor* ExecService::Cancel(grpc::CallbackServerContext* ctx, const v1::CancelRequest* request,
                                               v1::CancelResponse* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   exec::ExecEngine::CancelMode mode = exec::ExecEngine::CancelMode::kTerminate;
@@ -155,8 +156,8 @@ grpc::ServerUnaryReactor* ExecService::Cancel(grpc::CallbackServerContext* ctx, 
     reactor->finish(st);
     return reactor;
   }
-  on_core(parts_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(), mode, grace] {
-    auto r = parts_.engine->cancel(requester, id, mode, std::chrono::milliseconds(grace));
+  on_core(core_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(), mode, grace] {
+    auto r = deps_.engine->cancel(requester, id, mode, std::chrono::milliseconds(grace));
     if (!r.ok()) {
       reactor->finish(r.status());
       return;
@@ -169,14 +170,14 @@ grpc::ServerUnaryReactor* ExecService::Cancel(grpc::CallbackServerContext* ctx, 
 
 grpc::ServerUnaryReactor* ExecService::ListSessions(grpc::CallbackServerContext* ctx, const v1::ListSessionsRequest* request,
                                                     v1::ListSessionsResponse* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   if (request->all_users() && !caller->is_admin) {
     reactor->finish(PermissionDenied("`all_users` needs an admin uid (root or daemon.admin_uids)"));
     return reactor;
   }
-  on_core(parts_, [this, reactor, response, requester = requester_of(*caller), all = request->all_users()] {
-    for (const auto& s : parts_.engine->list(requester, all)) fill_session_info(*s, response->add_sessions());
+  on_core(core_, [this, reactor, response, requester = requester_of(*caller), all = request->all_users()] {
+    for (const auto& s : deps_.engine->list(requester, all)) fill_session_info(*s, response->add_sessions());
     reactor->finish(grpc::Status::OK);
   });
   return reactor;
@@ -184,7 +185,7 @@ grpc::ServerUnaryReactor* ExecService::ListSessions(grpc::CallbackServerContext*
 
 grpc::ServerUnaryReactor* ExecService::SendInput(grpc::CallbackServerContext* ctx, const v1::SendInputRequest* request,
                                                  v1::SendInputResponse*) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   if (st.ok()) st = validate_stdin(request->data(), "data");
@@ -192,8 +193,8 @@ grpc::ServerUnaryReactor* ExecService::SendInput(grpc::CallbackServerContext* ct
     reactor->finish(st);
     return reactor;
   }
-  on_core(parts_, [this, reactor, requester = requester_of(*caller), id = request->session_id(), data = request->data()]() mutable {
-    reactor->finish(parts_.engine->send_input(requester, id, std::move(data)));
+  on_core(core_, [this, reactor, requester = requester_of(*caller), id = request->session_id(), data = request->data()]() mutable {
+    reactor->finish(deps_.engine->send_input(requester, id, std::move(data)));
   });
   return reactor;
 }
@@ -201,7 +202,7 @@ grpc::ServerUnaryReactor* ExecService::SendInput(grpc::CallbackServerContext* ct
 grpc::ServerUnaryReactor* ExecService::ResizeTerminal(grpc::CallbackServerContext* ctx,
                                                       const v1::ResizeTerminalRequest* request,
                                                       v1::ResizeTerminalResponse*) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   if (st.ok() && (request->rows() == 0 || request->cols() == 0 || request->rows() > kMaxTerminalSize ||
@@ -212,16 +213,16 @@ grpc::ServerUnaryReactor* ExecService::ResizeTerminal(grpc::CallbackServerContex
     reactor->finish(st);
     return reactor;
   }
-  on_core(parts_, [this, reactor, requester = requester_of(*caller), id = request->session_id(),
+  on_core(core_, [this, reactor, requester = requester_of(*caller), id = request->session_id(),
                    rows = static_cast<unsigned short>(request->rows()), cols = static_cast<unsigned short>(request->cols())] {
-    reactor->finish(parts_.engine->resize(requester, id, rows, cols));
+    reactor->finish(deps_.engine->resize(requester, id, rows, cols));
   });
   return reactor;
 }
 
 grpc::ServerWriteReactor<v1::OutputEvent>* ExecService::Attach(grpc::CallbackServerContext* ctx,
                                                               const v1::AttachRequest* request) {
-  return new AttachReactor(parts_, caller_of(parts_, ctx), *request);
+  return new AttachReactor(core_, *deps_.engine, caller_of(core_, ctx), *request);
 }
 
 }  // namespace codexd::server

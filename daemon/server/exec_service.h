@@ -1,14 +1,28 @@
 // codexd.v1.Exec over the gRPC callback API: no RPC holds a thread while it waits.
 #pragma once
 
+#include <sys/types.h>
+
+#include <functional>
+
 #include "codexd/v1/exec.grpc.pb.h"
+#include "daemon/config/config.h"
+#include "daemon/exec/exec_engine.h"
+#include "daemon/orchestrator/command_runner.h"
 #include "daemon/server/server_context.h"
 
 namespace codexd::server {
 
+struct ExecDeps {
+  const config::Config* config = nullptr;         // request limits
+  exec::ExecEngine* engine = nullptr;             // the sessions
+  orchestrator::CommandRunner* runner = nullptr;  // ExecCommand, RunCommand
+  std::function<bool(uid_t)> may_run_commands;    // user mode: only the daemon's own uid (and root)
+};
+
 class ExecService final : public v1::Exec::CallbackService {
  public:
-  explicit ExecService(const DaemonParts& parts) : parts_(parts) {}
+  ExecService(const CoreContext& core, ExecDeps deps) : core_(core), deps_(std::move(deps)) {}
 
   grpc::ServerUnaryReactor* ExecCommand(grpc::CallbackServerContext* ctx, const v1::ExecCommandRequest* request,
                                         v1::ExecResult* response) override;
@@ -30,7 +44,8 @@ class ExecService final : public v1::Exec::CallbackService {
                                            v1::ResizeTerminalResponse* response) override;
 
  private:
-  const DaemonParts& parts_;
+  const CoreContext& core_;
+  ExecDeps deps_;
 };
 
 }  // namespace codexd::server

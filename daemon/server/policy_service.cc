@@ -11,20 +11,20 @@ namespace codexd::server {
 
 grpc::ServerUnaryReactor* PolicyService::CheckPolicy(grpc::CallbackServerContext* ctx, const v1::CheckPolicyRequest* request,
                                                      v1::CheckPolicyResponse* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  auto argv = validate_policy_check(*request, *parts_.config);
+  auto argv = validate_policy_check(*request, *deps_.config);
   if (!argv.ok()) {
     reactor->finish(argv.status());
     return reactor;
   }
   // Pure evaluation on an immutable policy snapshot: safe on this gRPC thread.
-  const config::Config& config = *parts_.config;
+  const config::Config& config = *deps_.config;
   const std::string workdir = request->workdir().empty() ? "/" : request->workdir();
   auto run_as = orchestrator::resolve_run_as(config.daemon.mode == config::DaemonMode::kSystem, caller->uid,
                                              config.daemon.root_runs_as);
   const std::string home = run_as.ok() ? run_as->home : "/";
-  auto snapshot = parts_.policies->current();
+  auto snapshot = deps_.policies->current();
 
   policy::MatchOptions match;
   match.resolve_host_executables = request->has_resolve_host_executables() ? request->resolve_host_executables() : false;
@@ -32,10 +32,9 @@ grpc::ServerUnaryReactor* PolicyService::CheckPolicy(grpc::CallbackServerContext
   match.home = home;
   response->set_codex_json(policy::evaluation_to_json(snapshot->check(*argv, match), false));
 
-  const policy::ApprovalPolicy approval = parts_.orchestrator->approval_policy_for(caller->agent_id);
   policy::ExecRequest assess;
   assess.argv = *argv;
-  assess.approval = approval;
+  assess.approval = config.approval_policy_for(caller->agent_id);
   assess.filesystem = config.sandbox.policy.mode == sandbox::SandboxMode::kDangerFullAccess
                           ? policy::FilesystemPolicyKind::kUnrestricted
                           : policy::FilesystemPolicyKind::kRestricted;
@@ -55,7 +54,7 @@ grpc::ServerUnaryReactor* PolicyService::CheckPolicy(grpc::CallbackServerContext
   }
   response->set_decision(requirement.segments.empty() ? v1::DECISION_UNSPECIFIED : to_proto(strictest));
   fill_requirement(requirement, response->mutable_requirement());
-  response->set_approval_policy(policy::approval_policy_name(approval));
+  response->set_approval_policy(policy::approval_policy_name(assess.approval));
   reactor->finish(grpc::Status::OK);
   return reactor;
 }

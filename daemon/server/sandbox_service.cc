@@ -41,7 +41,7 @@ void fill_launch_plan(const orchestrator::BuiltLaunch& built, const std::string&
 // one-shot unless `plan_only`.
 grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerContext* ctx, const v1::SandboxRunRequest* request,
                                                        v1::RunCommandResponse* response) {
-  auto [reactor, caller] = begin_unary(parts_, ctx);
+  auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   if (!caller->is_admin) {
     reactor->finish(PermissionDenied("sandbox debugging runs need an admin uid (root, the daemon's uid, or daemon.admin_uids)"));
@@ -52,7 +52,7 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
     reactor->finish(input.status());
     return reactor;
   }
-  const orchestrator::LaunchBuilder& launches = *parts_.launches;
+  const orchestrator::LaunchBuilder& launches = *deps_.launches;
   auto run_as = launches.resolve_identity(caller->uid, input->launch.workdir);
   if (!run_as.ok()) {
     reactor->finish(run_as.status());
@@ -68,7 +68,7 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
   if (input->backend != sandbox::BackendPreference::kAuto) {
     sandbox::SandboxManagerOptions options;
     options.preference = input->backend;
-    options.helper_path = parts_.config->sandbox.helper_path;
+    options.helper_path = deps_.config->sandbox.helper_path;
     forced = sandbox::create_sandbox_manager(options);
   }
   auto built = launches.build(*run_as, *spec, /*confined=*/true, input->launch, forced.get());
@@ -87,9 +87,9 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
     reactor->finish(grpc::Status::OK);
     return reactor;
   }
-  on_core(parts_, [this, reactor, response, launch = std::move(built->spec), timeout = input->timeout_ms, backend] {
+  on_core(core_, [this, reactor, response, launch = std::move(built->spec), timeout = input->timeout_ms, backend] {
     auto slot = reactor->slot();
-    auto run = exec::OneShotRun::start(*parts_.core, launch, timeout, [slot, response, backend](Result<exec::OneShotOutcome> r) {
+    auto run = exec::OneShotRun::start(*core_.io, launch, timeout, [slot, response, backend](Result<exec::OneShotOutcome> r) {
       if (!slot->reactor) return;
       if (!r.ok()) {
         slot->reactor->finish(r.status());

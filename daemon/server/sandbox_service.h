@@ -2,19 +2,30 @@
 // debugging sandbox profiles. Admin callers only, and never without a sandbox.
 #pragma once
 
+#include <string>
+
 #include "codexd/v1/sandbox.grpc.pb.h"
+#include "daemon/config/config.h"
 #include "daemon/server/server_context.h"
+#include "platform/sandbox/sandbox.h"
 
 namespace codexd::server {
 
+struct SandboxDeps {
+  const config::Config* config = nullptr;            // run-as rules, environment, helper path
+  const sandbox::SandboxManager* sandbox = nullptr;  // the daemon's probed manager
+  const orchestrator::LaunchBuilder* launches = nullptr;  // the one launch pipeline
+};
+
 class SandboxService final : public v1::Sandbox::CallbackService {
  public:
-  explicit SandboxService(const DaemonParts& parts) : parts_(parts) {}
+  SandboxService(const CoreContext& core, SandboxDeps deps) : core_(core), deps_(std::move(deps)) {}
   grpc::ServerUnaryReactor* RunSandboxed(grpc::CallbackServerContext* ctx, const v1::SandboxRunRequest* request,
                                          v1::RunCommandResponse* response) override;
 
  private:
-  const DaemonParts& parts_;
+  const CoreContext& core_;
+  SandboxDeps deps_;
 };
 
 }  // namespace codexd::server

@@ -6,14 +6,14 @@
 
 namespace codexd::server {
 
-std::optional<orchestrator::Caller> caller_of(const DaemonParts& parts, const grpc::CallbackServerContext* ctx) {
-  auto peer = parts.peers->find(ctx->peer());
+std::optional<orchestrator::Caller> caller_of(const CoreContext& core, const grpc::CallbackServerContext* ctx) {
+  auto peer = core.peers->find(ctx->peer());
   if (!peer) return std::nullopt;
   orchestrator::Caller caller;
   caller.uid = peer->uid;
   caller.gid = peer->gid;
   caller.pid = peer->pid;
-  caller.is_admin = parts.is_admin(peer->uid);
+  caller.is_admin = core.is_admin(peer->uid);
   // The agent label is the caller's own claim: display and audit only, never an authority.
   auto it = ctx->client_metadata().find(api::kAgentIdMetadataKey);
   if (it != ctx->client_metadata().end()) {
@@ -26,6 +26,6 @@ std::optional<orchestrator::Caller> caller_of(const DaemonParts& parts, const gr
   return caller;
 }
 
-void on_core(const DaemonParts& parts, std::function<void()> fn) { boost::asio::post(*parts.core, std::move(fn)); }
+void on_core(const CoreContext& core, std::function<void()> fn) { boost::asio::post(*core.io, std::move(fn)); }
 
 }  // namespace codexd::server

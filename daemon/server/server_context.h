@@ -1,51 +1,30 @@
-// What every service needs: the core io thread, the daemon's parts, and who is calling.
+// What every service and reactor shares: the core io thread and who is calling. Each service
+// takes, besides this, only the parts it uses (its own *Deps struct, built in daemon.cc).
 #pragma once
 
 #include <grpcpp/server_context.h>
+#include <sys/types.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <chrono>
 #include <functional>
-#include <memory>
-#include <string>
+#include <optional>
 
-#include "daemon/config/config.h"
-#include "daemon/exec/exec_engine.h"
-#include "daemon/orchestrator/approval_broker.h"
-#include "daemon/orchestrator/command_runner.h"
-#include "daemon/orchestrator/orchestrator.h"
-#include "daemon/orchestrator/policy_store.h"
+#include "daemon/orchestrator/exec_request.h"
 #include "daemon/server/peer_registry.h"
-#include "platform/sandbox/sandbox.h"
 
 namespace codexd::server {
 
-struct DaemonParts {
-  boost::asio::io_context* core = nullptr;  // the single thread that owns sessions and approvals
-  boost::asio::thread_pool* blocking = nullptr;  // file I/O that must not stall the core (policy reload)
-  const config::Config* config = nullptr;
-  exec::ExecEngine* engine = nullptr;
-  orchestrator::Orchestrator* orchestrator = nullptr;
-  orchestrator::CommandRunner* runner = nullptr;
-  orchestrator::ApprovalBroker* broker = nullptr;
-  orchestrator::PolicyStore* policies = nullptr;
-  const sandbox::SandboxManager* sandbox = nullptr;
-  const orchestrator::LaunchBuilder* launches = nullptr;  // every entry point builds its launch here
-  const PeerRegistry* peers = nullptr;
-  std::function<bool(uid_t)> is_admin;
-  std::function<bool(uid_t)> may_run_commands;  // user mode: only the daemon's own uid (and root)
-  std::string socket_path;
-  std::string config_path;
-  std::chrono::steady_clock::time_point started_at;
-  std::function<orchestrator::ReloadResult()> reload_policy;
-  std::string mode_name;  // "user" | "system"
+// One per daemon, outliving every service and reactor.
+struct CoreContext {
+  boost::asio::io_context* io = nullptr;  // the single thread that owns sessions and approvals
+  const PeerRegistry* peers = nullptr;    // credentials of every live connection
+  std::function<bool(uid_t)> is_admin;    // root, the daemon's uid, daemon.admin_uids
 };
 
 // The caller of an RPC, from the connection's SO_PEERCRED. nullopt: unknown connection.
-std::optional<orchestrator::Caller> caller_of(const DaemonParts& parts, const grpc::CallbackServerContext* ctx);
+std::optional<orchestrator::Caller> caller_of(const CoreContext& core, const grpc::CallbackServerContext* ctx);
 
 // Runs `fn` on the core thread.
-void on_core(const DaemonParts& parts, std::function<void()> fn);
+void on_core(const CoreContext& core, std::function<void()> fn);
 
 }  // namespace codexd::server

@@ -19,7 +19,7 @@ TEST(Config, EmptyFileGivesTheUserModeDefaults) {
   EXPECT_TRUE(c->exec.allow_login_shell);
   EXPECT_EQ(c->exec.max_sessions, 64u);
   EXPECT_EQ(c->exec.background_terminal_max_timeout_ms, 300000u);
-  EXPECT_EQ(c->policy.approval_policy, "on-request");
+  EXPECT_EQ(c->policy.approval_policy, policy::ApprovalPolicyKind::kOnRequest);
   EXPECT_EQ(c->sandbox.policy.mode, sandbox::SandboxMode::kWorkspaceWrite);
   EXPECT_FALSE(c->sandbox.policy.network_access);
   EXPECT_FALSE(c->environment.ignore_default_excludes);  // secrets filtered by default
@@ -89,7 +89,8 @@ log_file = "/var/log/codexd-audit.log"
   EXPECT_EQ(c->sandbox.policy.mode, sandbox::SandboxMode::kReadOnly);
   EXPECT_EQ(c->sandbox.backend, sandbox::BackendPreference::kLandlock);
   EXPECT_TRUE(c->approvals.reject_without_reviewer);
-  EXPECT_EQ(c->agents.at("ci-bot").approval_policy, "never");
+  EXPECT_EQ(c->agents.at("ci-bot").approval_policy, policy::ApprovalPolicyKind::kNever);
+  EXPECT_EQ(c->policy.approval_policy, policy::ApprovalPolicyKind::kUntrusted);
   EXPECT_EQ(c->audit.log_file, "/var/log/codexd-audit.log");
 }
 
@@ -127,6 +128,44 @@ listen = "unix:relative.sock"
   // Reported in file order.
   EXPECT_LT(m.find("c.toml:2:"), m.find("c.toml:3:"));
   EXPECT_LT(m.find("c.toml:7:"), m.find("c.toml:9:"));
+}
+
+TEST(Config, AnUnknownApprovalPolicyIsAnErrorAtItsPosition) {
+  const std::string valid = "must be one of untrusted, on-request, never, granular";
+  auto top = parse_config("[policy]\napproval_policy = \"sometimes\"\n", "/etc/codexd/codexd.toml");
+  ASSERT_FALSE(top.ok());
+  EXPECT_EQ(top.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(top.status().message(),
+            "/etc/codexd/codexd.toml:2:19: `policy.approval_policy` " + valid + " (got \"sometimes\")");
+
+  auto agent = parse_config("[policy]\napproval_policy = \"never\"\n[agents.\"ci-bot\"]\napproval_policy = \"sometimes\"\n",
+                            "c.toml");
+  ASSERT_FALSE(agent.ok());
+  EXPECT_EQ(agent.status().message(), "c.toml:4:19: `agents.ci-bot.approval_policy` " + valid + " (got \"sometimes\")");
+
+  auto not_a_string = parse_config("[agents.x]\napproval_policy = 1\n", "c.toml");
+  ASSERT_FALSE(not_a_string.ok());
+  EXPECT_EQ(not_a_string.status().message(), "c.toml:2:19: `agents.x.approval_policy` " + valid);
+}
+
+TEST(Config, ApprovalPolicyForAnAgentFallsBackToTheDaemonsPolicy) {
+  auto c = parse_config(R"([policy]
+approval_policy = "granular"
+granular_sandbox_approval = false
+[agents."careful"]
+approval_policy = "untrusted"
+[agents."plain"]
+)",
+                        "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->agents.at("plain").approval_policy.has_value());
+  auto careful = c->approval_policy_for("careful");
+  EXPECT_EQ(careful.kind, policy::ApprovalPolicyKind::kUntrusted);
+  EXPECT_FALSE(careful.sandbox_approval);  // the granular flags are the daemon's
+  EXPECT_TRUE(careful.rules_approval);
+  EXPECT_EQ(c->approval_policy_for("plain").kind, policy::ApprovalPolicyKind::kGranular);
+  EXPECT_EQ(c->approval_policy_for("").kind, policy::ApprovalPolicyKind::kGranular);
+  EXPECT_EQ(default_config(DaemonMode::kUser).approval_policy_for("any").kind, policy::ApprovalPolicyKind::kOnRequest);
 }
 
 TEST(Config, TomlSyntaxErrorsHaveAPosition) {

@@ -259,11 +259,11 @@ TEST(Admission, PerAgentApprovalPolicyOverridesTheDaemonDefault) {
   auto o = with("on-request");
   o.agent_policies = {{"careful", "untrusted"}};
   Harness h(o);
-  EXPECT_STREQ(policy::approval_policy_name(h.orchestrator->approval_policy_for("careful")), "untrusted");
-  EXPECT_STREQ(policy::approval_policy_name(h.orchestrator->approval_policy_for("agent-a")), "on-request");
+  EXPECT_EQ(h.config.approval_policy_for("careful").kind, policy::ApprovalPolicyKind::kUntrusted);
+  EXPECT_EQ(h.config.approval_policy_for("agent-a").kind, policy::ApprovalPolicyKind::kOnRequest);
   auto relaxed = h.admit(h.request({"touch", "x"}, "agent-a"));
   EXPECT_TRUE(relaxed.done());
-  EXPECT_STREQ(policy::approval_policy_name(relaxed.get().plan->approval_policy), "on-request");
+  EXPECT_EQ(relaxed.get().plan->approval_policy.kind, policy::ApprovalPolicyKind::kOnRequest);
   auto careful = h.admit(h.request({"touch", "x"}, "careful"));
   EXPECT_FALSE(careful.done());
   ASSERT_EQ(h.pending().size(), 1u);
@@ -466,8 +466,8 @@ TEST(RetryRule, OnlyALikelyDenialUnderAPolicyThatWantsSandboxApprovalsRetries) {
   for (const auto& c : cases) {
     Harness h(with(c.policy));
     h.config.policy.granular_sandbox_approval = c.granular_sandbox;
-    ExecPlan plan;  // the policy comes from the config, as admission reads it
-    plan.approval_policy = h.orchestrator->approval_policy_for("agent-a");
+    ExecPlan plan;
+    plan.approval_policy = h.config.approval_policy_for("agent-a");
     plan.backend = c.backend;
     plan.attempt = c.attempt;
     if (c.denied_reads) plan.sandbox_spec.denied_read = {"/secret"};

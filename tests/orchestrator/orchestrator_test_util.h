@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -68,6 +69,13 @@ class SelfReviewers : public ReviewerPolicy {
   bool may_review(uid_t reviewer, const ApprovalTicket& ticket) const override { return reviewer == ticket.requester_uid; }
 };
 
+// Test options name approval policies as the config does ("untrusted", "on-request", ...).
+inline policy::ApprovalPolicyKind approval_kind(const std::string& name) {
+  auto kind = policy::parse_approval_policy_kind(name);
+  if (!kind) std::abort();  // a typo in a test
+  return *kind;
+}
+
 struct HarnessOptions {
   std::string rules;                   // written to rules/test.rules
   std::string approval_policy = "on-request";
@@ -89,12 +97,12 @@ struct Harness {
     if (!options.rules.empty()) std::ofstream(dir.path() + "/rules/test.rules") << options.rules;
     config = config::default_config(config::DaemonMode::kUser);
     config.policy.rules_dirs = {dir.path() + "/rules"};
-    config.policy.approval_policy = options.approval_policy;
+    config.policy.approval_policy = approval_kind(options.approval_policy);
     config.sandbox.policy.mode = options.mode;
     config.sandbox.policy.denied_read = options.denied_read;
     config.sandbox.policy.writable_roots = options.writable_roots;
     config.approvals.timeout_ms = static_cast<uint32_t>(options.broker.timeout.count());
-    for (const auto& [agent, policy] : options.agent_policies) config.agents[agent].approval_policy = policy;
+    for (const auto& [agent, policy] : options.agent_policies) config.agents[agent].approval_policy = approval_kind(policy);
     policies = std::make_unique<PolicyStore>("", config.policy.rules_dirs);
     load = policies->reload();
     broker = std::make_unique<ApprovalBroker>(io, options.broker, std::make_shared<SelfReviewers>());

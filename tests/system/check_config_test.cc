@@ -63,7 +63,11 @@ TEST(CheckConfig, EveryConfigErrorWithFileLineColumn) {
         "max_sessions = 1\n"           // 6  out of range
         "[sandbox]\n"                  // 7
         "writable_roots = [\"rel\"]\n" // 8  not absolute
-        "[nonsense]\n");               // 9  unknown table
+        "[nonsense]\n"                 // 9  unknown table
+        "[policy]\n"                   // 10
+        "approval_policy = \"sometimes\"\n"  // 11 not an approval policy
+        "[agents.\"bot\"]\n"           // 12
+        "approval_policy = \"always\"\n");   // 13 not one either
   auto r = check_config(config);
   EXPECT_NE(r.exit_code, 0);
   const std::string f = escape(config);
@@ -72,6 +76,9 @@ TEST(CheckConfig, EveryConfigErrorWithFileLineColumn) {
   EXPECT_TRUE(has_line(r.err, f + R"(:6:\d+: `exec\.max_sessions` must be between)")) << r.err;
   EXPECT_TRUE(has_line(r.err, f + R"(:8:\d+: `sandbox\.writable_roots` must be an absolute path)")) << r.err;
   EXPECT_TRUE(has_line(r.err, f + R"(:9:\d+: unknown key `nonsense`)")) << r.err;
+  const std::string valid = R"(must be one of untrusted, on-request, never, granular)";
+  EXPECT_TRUE(has_line(r.err, f + R"(:11:19: `policy\.approval_policy` )" + valid + R"( \(got "sometimes"\))")) << r.err;
+  EXPECT_TRUE(has_line(r.err, f + R"(:13:19: `agents\.bot\.approval_policy` )" + valid + R"( \(got "always"\))")) << r.err;
 
   // A TOML syntax error is reported with its position too.
   write(config, "[daemon]\nmode = \"system\"\nlisten = \n");
