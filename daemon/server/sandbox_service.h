@@ -6,6 +6,7 @@
 
 #include "codexd/v1/sandbox.grpc.pb.h"
 #include "daemon/config/config.h"
+#include "daemon/orchestrator/launch_builder.h"
 #include "daemon/server/server_context.h"
 #include "platform/sandbox/sandbox.h"
 
