@@ -36,26 +36,33 @@ class OwnerLimitsTest : public ::testing::Test {
     l.argv = {"sh", "-c", "sleep 0.2; exit " + std::to_string(code)};
     return l;
   }
-  Result<UnifiedOutcome> exec(uid_t uid, const LaunchSpec& l, const std::string& agent = "a", uint32_t yield_ms = 10) {
+  // On `e` (the fixture's engine unless a test builds one with other limits).
+  Result<UnifiedOutcome> exec_on(ExecEngine& e, uid_t uid, const LaunchSpec& l, const std::string& agent = "a",
+                                 uint32_t yield_ms = 10) {
     SessionMetadata m;
     m.owner_uid = uid;
     m.agent_id = agent;
     std::optional<Result<UnifiedOutcome>> got;
-    engine.exec(m, l, Clock::now(), yield_ms, 10000, [&](Result<UnifiedOutcome> r) { got = std::move(r); });
+    e.exec(m, l, Clock::now(), yield_ms, 10000, [&](Result<UnifiedOutcome> r) { got = std::move(r); });
     EXPECT_TRUE(run_until(io, [&] { return got.has_value(); }));
     return std::move(*got);
   }
-  int start(uid_t uid, const std::string& agent = "a") {
-    auto r = exec(uid, sleeper(), agent);
+  Result<UnifiedOutcome> exec(uid_t uid, const LaunchSpec& l, const std::string& agent = "a", uint32_t yield_ms = 10) {
+    return exec_on(engine, uid, l, agent, yield_ms);
+  }
+  int start_on(ExecEngine& e, uid_t uid, const std::string& agent = "a") {
+    auto r = exec_on(e, uid, sleeper(), agent);
     EXPECT_TRUE(r.ok() && r->session_id) << (r.ok() ? "exited" : r.status().to_string());
     return r.ok() && r->session_id ? *r->session_id : -1;
   }
-  Result<UnifiedOutcome> poll(uid_t uid, int id) {
+  int start(uid_t uid, const std::string& agent = "a") { return start_on(engine, uid, agent); }
+  Result<UnifiedOutcome> poll_on(ExecEngine& e, uid_t uid, int id) {
     std::optional<Result<UnifiedOutcome>> got;
-    engine.poll(Requester{uid, false}, id, 0, 10000, [&](Result<UnifiedOutcome> r) { got = std::move(r); });
+    e.poll(Requester{uid, false}, id, 0, 10000, [&](Result<UnifiedOutcome> r) { got = std::move(r); });
     EXPECT_TRUE(run_until(io, [&] { return got.has_value(); }));
     return std::move(*got);
   }
+  Result<UnifiedOutcome> poll(uid_t uid, int id) { return poll_on(engine, uid, id); }
   void TearDown() override { engine.kill_all(); }
 
   boost::asio::io_context io;
@@ -76,22 +83,11 @@ TEST_F(OwnerLimitsTest, AnOwnerWhoseSessionsAreAllProtectedIsRefusedNotAnotherEv
   strict.max_sessions = 9;
   strict.protected_recent = 9;  // nothing of its own may go
   ExecEngine e{io, strict, EngineOptions{}};
-  for (int i = 0; i < 9; ++i) {
-    SessionMetadata m;
-    m.owner_uid = 1000;
-    std::optional<Result<UnifiedOutcome>> got;
-    e.exec(m, sleeper(), Clock::now(), 10, 10000, [&](Result<UnifiedOutcome> r) { got = std::move(r); });
-    ASSERT_TRUE(run_until(io, [&] { return got.has_value(); }));
-    ASSERT_TRUE(got->ok());
-  }
-  SessionMetadata m;
-  m.owner_uid = 1000;
-  std::optional<Result<UnifiedOutcome>> got;
-  e.exec(m, sleeper(), Clock::now(), 10, 10000, [&](Result<UnifiedOutcome> r) { got = std::move(r); });
-  ASSERT_TRUE(run_until(io, [&] { return got.has_value(); }));
-  ASSERT_FALSE(got->ok());
-  EXPECT_EQ(got->status().code(), StatusCode::kResourceExhausted);
-  EXPECT_THAT(got->status().message(), HasSubstr("exec.max_sessions"));
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(exec_on(e, 1000, sleeper()).ok());
+  auto refused = exec_on(e, 1000, sleeper());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.status().message(), HasSubstr("exec.max_sessions"));
   e.kill_all();
 }
 
@@ -113,21 +109,9 @@ TEST_F(OwnerLimitsTest, APerAgentLimitPrunesWithinTheAgent) {
   per_agent.max_sessions = 64;
   per_agent.max_sessions_per_agent = 9;
   ExecEngine e{io, per_agent, EngineOptions{}};
-  auto run = [&](const std::string& agent) {
-    SessionMetadata m;
-    m.owner_uid = 1000;
-    m.agent_id = agent;
-    std::optional<Result<UnifiedOutcome>> got;
-    e.exec(m, sleeper(), Clock::now(), 10, 10000, [&](Result<UnifiedOutcome> r) { got = std::move(r); });
-    EXPECT_TRUE(run_until(io, [&] { return got.has_value(); }));
-    return got->ok() && got->value().session_id ? *got->value().session_id : -1;
-  };
-  const int b = run("b");
-  for (int i = 0; i < 15; ++i) run("a");
-  std::optional<Result<UnifiedOutcome>> got;
-  e.poll(Requester{1000, false}, b, 0, 10000, [&](Result<UnifiedOutcome> r) { got = std::move(r); });
-  ASSERT_TRUE(run_until(io, [&] { return got.has_value(); }));
-  EXPECT_TRUE(got->ok()) << "agent a's sessions evicted agent b's";
+  const int b = start_on(e, 1000, "b");
+  for (int i = 0; i < 15; ++i) start_on(e, 1000, "a");
+  EXPECT_TRUE(poll_on(e, 1000, b).ok()) << "agent a's sessions evicted agent b's";
   EXPECT_EQ(e.live_sessions(), 10u);
   e.kill_all();
 }
