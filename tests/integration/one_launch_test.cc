@@ -14,13 +14,12 @@
 
 #include "codexd/v1/exec.grpc.pb.h"
 #include "codexd/v1/sandbox.grpc.pb.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_daemon.h"
 
 namespace codexd::testing {
 namespace {
 
-// The daemon's $TMPDIR becomes a writable root (user mode); RunSandboxed used to leave it out.
-const std::string kDaemonTmpdir = "TMPDIR=/var/tmp";
 const std::vector<std::string> kCommand = {"/bin/sh", "-c", "echo 'it''s' \"$HOME\""};
 
 std::vector<std::string> strings(const google::protobuf::RepeatedPtrField<std::string>& r) { return {r.begin(), r.end()}; }
@@ -74,11 +73,17 @@ class OneLaunchTest : public ::testing::Test {
     return response;
   }
 
-  static TestDaemonOptions options() {
+  TestDaemonOptions options() const {
     TestDaemonOptions o;  // workspace-write, the default sandbox
-    o.env = {kDaemonTmpdir};
+    o.env = {tmpdir_env()};
     return o;
   }
+  // The daemon's $TMPDIR becomes a writable root (user mode); RunSandboxed used to leave it out.
+  // A directory of its own, so it never contains the checkout (the sandbox refuses a helper
+  // inside a writable root, and /var/tmp itself may hold the clone).
+  std::string tmpdir_env() const { return "TMPDIR=" + tmpdir_.path(); }
+
+  TempDir tmpdir_{"codexd-onelaunch-tmpdir", TempLocation::kOutsideTmp};
   TestDaemon daemon_{options()};
   std::unique_ptr<v1::Exec::Stub> exec_;
   std::unique_ptr<v1::Sandbox::Stub> sandbox_;
@@ -94,7 +99,7 @@ TEST_F(OneLaunchTest, RunCommandAndRunSandboxedBuildTheSameLaunch) {
   EXPECT_EQ(strings(orchestrated.env()), strings(debug.env()));
   EXPECT_EQ(strings(orchestrated.sandbox_rules()), strings(debug.sandbox_rules()));
   EXPECT_EQ(orchestrated.run_as_uid(), debug.run_as_uid());
-  EXPECT_THAT(strings(debug.sandbox_rules()), ::testing::Contains(::testing::HasSubstr("/var/tmp")))
+  EXPECT_THAT(strings(debug.sandbox_rules()), ::testing::Contains(::testing::HasSubstr(tmpdir_.path())))
       << "the daemon's $TMPDIR is a writable root for every entry point";
 }
 
@@ -130,7 +135,7 @@ TEST_F(OneLaunchTest, CodexctlAndCodexdPrintTheSameLaunchAsTheDaemonBuilds) {
   std::vector<std::string> cmd = {TestDaemon::codexd_binary(), "--config", daemon_.dir() + "/codexd.toml",
                                   "--print-sandbox-plan", "--workdir", daemon_.workspace(), "--"};
   cmd.insert(cmd.end(), kCommand.begin(), kCommand.end());
-  ProcessResult codexd = run_process(cmd, "", std::nullopt, {kDaemonTmpdir});
+  ProcessResult codexd = run_process(cmd, "", std::nullopt, {tmpdir_env()});
   ASSERT_EQ(codexd.exit_code, 0) << codexd.err;
   EXPECT_THAT(codexd.out, ::testing::HasSubstr(expected)) << "codexd --print-sandbox-plan shows another launch";
 }
