@@ -56,7 +56,8 @@ std::string describe_approval(const v1::ApprovalRequest& r) {
   out += "  sandbox: " + std::string(sb.backend() == v1::SANDBOX_NONE ? "NONE" : v1::SandboxBackend_Name(sb.backend()));
   if (!sb.mode().empty()) out += " " + sb.mode();
   for (const auto& root : sb.writable_roots()) out += " +w:" + root;
-  out += sb.network_access() ? " network:on" : " network:off";
+  out += " network:" + (sb.network_mode().empty() ? std::string(sb.network_access() ? "on" : "off") : sb.network_mode());
+  if (sb.network_mode() == "host") out += " (DANGEROUS: host network)";
   out += "\n";
   return out;
 }

@@ -325,6 +325,36 @@ void read_policy(TableReader& r, Config& c) {
   r.read_path("amend_file", p.amend_file);
 }
 
+std::vector<std::pair<std::string, sandbox::NetworkMode>> network_mode_choices() {
+  return {{"off", sandbox::NetworkMode::kOff}, {"proxy", sandbox::NetworkMode::kProxy}, {"host", sandbox::NetworkMode::kHost}};
+}
+
+// `network` (off | proxy | host), or the older `network_access = true`, which means proxy.
+void read_network_mode(TableReader& r, sandbox::NetworkMode& out) {
+  bool access = false;
+  bool has_access = r.get("network_access") != nullptr;
+  r.read("network_access", access);
+  if (r.read_choice("network", out, network_mode_choices())) {
+    if (has_access && access != (out != sandbox::NetworkMode::kOff)) {
+      r.error_at("network_access", "`" + r.name("network_access") + "` contradicts `" + r.name("network") +
+                                       "`; keep only `network`");
+    }
+  } else if (access) {
+    out = sandbox::NetworkMode::kProxy;
+  }
+}
+
+void read_host_patterns(TableReader& r, const std::string& key, std::vector<policy::HostPattern>& out) {
+  std::vector<std::string> texts;
+  r.read(key, texts);
+  out.clear();
+  for (const std::string& text : texts) {
+    Result<policy::HostPattern> pattern = policy::parse_host_pattern(text);
+    if (pattern.ok()) out.push_back(*pattern);
+    else r.error_at(key, "`" + r.name(key) + "`: " + pattern.status().message());
+  }
+}
+
 void read_sandbox(TableReader& r, Config& c) {
   sandbox::SandboxPolicy& p = c.sandbox.policy;
   r.read_choice<sandbox::SandboxMode>("mode", p.mode,
@@ -332,7 +362,7 @@ void read_sandbox(TableReader& r, Config& c) {
                                        {"workspace-write", sandbox::SandboxMode::kWorkspaceWrite},
                                        {"danger-full-access", sandbox::SandboxMode::kDangerFullAccess}});
   r.read_paths("writable_roots", p.writable_roots);
-  r.read("network_access", p.network_access);
+  read_network_mode(r, p.network);
   r.read("exclude_tmpdir_env_var", p.exclude_tmpdir_env_var);
   r.read("exclude_slash_tmp", p.exclude_slash_tmp);
   r.read_paths("denied_read", p.denied_read);
@@ -355,6 +385,12 @@ void read_approvals(TableReader& r, Config& c) {
 }
 
 // [agents."<x-codexd-agent-id>"]: one table per agent label.
+void read_network(TableReader& r, Config& c) {
+  read_host_patterns(r, "allow", c.network.allow);
+  read_host_patterns(r, "deny", c.network.deny);
+  r.read("limited", c.network.limited);
+}
+
 void read_agents(TableReader& agents, Config& c) {
   for (const auto& [key, node] : agents.entries()) {
     std::string agent(key.str());
@@ -364,6 +400,10 @@ void read_agents(TableReader& agents, Config& c) {
     AgentOverride o;
     policy::ApprovalPolicyKind kind{};
     if (r.read_choice("approval_policy", kind, approval_policy_choices())) o.approval_policy = kind;
+    sandbox::NetworkMode network{};
+    if (r.read_choice("network", network, network_mode_choices())) o.network = network;
+    read_host_patterns(r, "network_allow", o.network_allow);
+    read_host_patterns(r, "network_deny", o.network_deny);
     c.agents[agent] = o;
   }
 }
@@ -377,7 +417,7 @@ using TableFn = void (*)(TableReader&, Config&);
 constexpr std::pair<const char*, TableFn> kTables[] = {
     {"daemon", read_daemon},       {"exec", read_exec},       {"environment", read_environment},
     {"policy", read_policy},       {"sandbox", read_sandbox}, {"approvals", read_approvals},
-    {"agents", read_agents},       {"audit", read_audit},
+    {"agents", read_agents},       {"audit", read_audit},     {"network", read_network},
 };
 
 // Every known table into `c`; unknown top-level keys are errors.
@@ -415,6 +455,11 @@ policy::ApprovalPolicy Config::approval_policy_for(const std::string& agent_id) 
   p.sandbox_approval = policy.granular_sandbox_approval;
   p.rules_approval = policy.granular_rules;
   return p;
+}
+
+sandbox::NetworkMode Config::network_mode_for(const std::string& agent_id) const {
+  auto it = agents.find(agent_id);
+  return it != agents.end() && it->second.network ? *it->second.network : sandbox.policy.network;
 }
 
 Result<Config> parse_config(const std::string& text, const std::string& source_path) {

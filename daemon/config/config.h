@@ -14,6 +14,7 @@
 #include "daemon/exec/environment.h"
 #include "base/status.h"
 #include "platform/sandbox/sandbox.h"
+#include "policies/host_pattern.h"
 #include "policies/requirement.h"
 
 namespace codexd::config {
@@ -63,7 +64,7 @@ struct PolicySection {
 };
 
 struct SandboxSection {
-  sandbox::SandboxPolicy policy;  // mode, writable_roots, network_access, excludes, denied_read
+  sandbox::SandboxPolicy policy;  // mode, writable_roots, network (off|proxy|host), excludes, denied_read
   sandbox::BackendPreference backend = sandbox::BackendPreference::kAuto;
   std::string helper_path;        // "" = next to the codexd binary
 };
@@ -76,8 +77,21 @@ struct ApprovalsSection {
   uint32_t session_cache_entries = 1024;  // approved-for-session entries per (uid, agent)
 };
 
+// Which hosts a command in network mode proxy may reach. Strictest wins across the lists, the
+// agent's own lists and the network_rule()s of the loaded rules; a host nothing names follows
+// the approval policy (a network approval, or refused under "never").
+struct NetworkSection {
+  std::vector<policy::HostPattern> allow;
+  std::vector<policy::HostPattern> deny;
+  // Plain http:// requests only with GET, HEAD or OPTIONS (Codex's "limited" network).
+  bool limited = false;
+};
+
 struct AgentOverride {
   std::optional<policy::ApprovalPolicyKind> approval_policy;  // unset: policy.approval_policy
+  std::optional<sandbox::NetworkMode> network;                // unset: sandbox.network
+  std::vector<policy::HostPattern> network_allow;             // in addition to [network]
+  std::vector<policy::HostPattern> network_deny;
 };
 
 struct AuditSection {
@@ -93,12 +107,16 @@ struct Config {
   PolicySection policy;
   SandboxSection sandbox;
   ApprovalsSection approvals;
+  NetworkSection network;
   std::map<std::string, AgentOverride> agents;
   AuditSection audit;
 
   // The approval policy for calls labelled `agent_id`: its [agents."<id>"] approval_policy,
   // else policy.approval_policy, with the policy's granular flags.
   policy::ApprovalPolicy approval_policy_for(const std::string& agent_id) const;
+  // The network mode for calls labelled `agent_id`: its [agents."<id>"] network, else
+  // sandbox.network.
+  sandbox::NetworkMode network_mode_for(const std::string& agent_id) const;
 };
 
 // Defaults for a mode (rules dirs, socket path).

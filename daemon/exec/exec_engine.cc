@@ -2,7 +2,9 @@
 
 #include <signal.h>
 
+#include "base/shell_quote.h"
 #include "daemon/exec/result_text.h"
+#include "daemon/exec/spawn_launch.h"
 #include "daemon/exec/truncation.h"
 #include "base/utf8.h"
 #include "daemon/exec/yield_clamps.h"
@@ -30,17 +32,8 @@ std::optional<WaitTicket> ExecEngine::exec(SessionMetadata metadata, const Launc
     done(id.status());
     return std::nullopt;
   }
-  posix::SpawnRequest request;
-  request.executable = launch.executable;
-  request.argv = launch.argv;
-  request.env = launch.env;
-  request.cwd = launch.cwd;
-  request.stdio = launch.tty ? posix::StdioMode::kPty : posix::StdioMode::kPipesMerged;
-  request.rows = launch.rows;
-  request.cols = launch.cols;
-  request.credentials = launch.run_as;
-  request.ignore_forwarded_signals = launch.forwards_signals;
-  auto spawned = posix::spawn_process(request);
+  ChannelOwner owner{metadata.owner_uid, metadata.agent_id, *id, shell_join(metadata.argv)};
+  auto spawned = spawn_launch(launch, launch.tty ? posix::StdioMode::kPty : posix::StdioMode::kPipesMerged, owner);
   if (!spawned.ok()) {
     store_.release_id(*id);
     done(spawned.status());
@@ -49,7 +42,8 @@ std::optional<WaitTicket> ExecEngine::exec(SessionMetadata metadata, const Launc
   metadata.id = *id;
   metadata.tty = launch.tty;
   metadata.sandbox = launch.sandbox;
-  auto session = Session::start(io_, std::move(metadata), std::move(spawned).value(), options_.session_limits);
+  auto session = Session::start(io_, std::move(metadata), std::move(spawned->process), options_.session_limits);
+  session->hold_until_exit(std::move(spawned->keepalive));
   store_.insert(session);
   const int session_id = *id;
   auto wait_id = session->wait(WaitMode::kUntilDeadlineOrExit, start + std::chrono::milliseconds(yield_ms),

@@ -1,10 +1,12 @@
 // What to spawn, after policy, approval and sandbox choice: the last step of the plan.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "daemon/exec/proxy_channel.h"
 #include "platform/posix/spawn.h"
 #include "platform/sandbox/sandbox.h"
 
@@ -21,6 +23,11 @@ struct LaunchSpec {
   std::optional<posix::Credentials> run_as;  // system mode: the caller's identity
   sandbox::Backend sandbox = sandbox::Backend::kNone;  // what confines it, for status and results
   bool forwards_signals = false;   // LaunchPlan::forwards_signals
+  sandbox::NetworkMode network = sandbox::NetworkMode::kOff;  // what the sandbox gives it
+  // Network mode proxy: the launcher expects the proxy channel as descriptor 3
+  // (LaunchPlan::proxy_channel_fd), and its daemon end goes to `proxy_channels`.
+  bool proxy_channel = false;
+  std::shared_ptr<ProxyChannelSink> proxy_channels;
 };
 
 }  // namespace codexd::exec

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "daemon/exec/exit_status.h"
+#include "daemon/exec/spawn_launch.h"
 
 namespace codexd::exec {
 namespace {
@@ -34,17 +35,10 @@ std::string one_shot_content(const OneShotOutcome& outcome) {
 }
 
 Result<std::shared_ptr<OneShotRun>> OneShotRun::start(asio::io_context& io, const LaunchSpec& launch,
-                                                      uint32_t timeout_ms, Done done) {
-  posix::SpawnRequest request;
-  request.executable = launch.executable;
-  request.argv = launch.argv;
-  request.env = launch.env;
-  request.cwd = launch.cwd;
-  request.stdio = posix::StdioMode::kPipesSeparate;
-  request.credentials = launch.run_as;
-  request.ignore_forwarded_signals = launch.forwards_signals;
-  CODEXD_ASSIGN_OR_RETURN(auto process, posix::spawn_process(request));
-  std::shared_ptr<OneShotRun> run(new OneShotRun(io, std::move(process), timeout_ms, std::move(done)));
+                                                      const ChannelOwner& owner, uint32_t timeout_ms, Done done) {
+  CODEXD_ASSIGN_OR_RETURN(LaunchedProcess launched, spawn_launch(launch, posix::StdioMode::kPipesSeparate, owner));
+  std::shared_ptr<OneShotRun> run(new OneShotRun(io, std::move(launched.process), timeout_ms, std::move(done)));
+  run->held_until_exit_ = std::move(launched.keepalive);
   run->begin();
   return run;
 }
@@ -114,6 +108,7 @@ void OneShotRun::on_exit_ready() {
   }
   // A failed waitid counts as an exit of unknown status (exit_code -1).
   exit_ = peek.state == ExitPeek::State::kExited ? peek.status : ExitStatus{};
+  held_until_exit_.reset();
   timeout_timer_.cancel();
   // Readers get IO_DRAIN_TIMEOUT after the exit; a grandchild holding a pipe is not waited for.
   drain_timer_.expires_after(kIoDrainTimeout);

@@ -44,8 +44,9 @@ class OneShotRun : public std::enable_shared_from_this<OneShotRun> {
  public:
   using Done = std::function<void(Result<OneShotOutcome>)>;
 
+  // `owner` labels the sandbox's proxy connections (network mode proxy).
   static Result<std::shared_ptr<OneShotRun>> start(boost::asio::io_context& io, const LaunchSpec& launch,
-                                                   uint32_t timeout_ms, Done done);
+                                                   const ChannelOwner& owner, uint32_t timeout_ms, Done done);
   ~OneShotRun();
 
   // The caller went away: SIGTERM to the group, 50 ms, then SIGKILL (reported as cancelled).
@@ -71,6 +72,7 @@ class OneShotRun : public std::enable_shared_from_this<OneShotRun> {
   std::vector<char> stdout_buffer_, stderr_buffer_;
   bool stdout_closed_ = false, stderr_closed_ = false;
   bool reaped_ = false;
+  std::shared_ptr<void> held_until_exit_;  // the proxy ports of the sandbox, if any
   bool completed_ = false;
   std::optional<ExitStatus> exit_;
   OneShotOutcome outcome_;

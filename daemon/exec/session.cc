@@ -131,6 +131,7 @@ void Session::on_exit_ready() {
       break;
   }
   exit_seen_at_ = Clock::now();
+  held_until_exit_.reset();
   maybe_finish();
   if (!finished_) {
     // Output still open: a background child may hold it. Give it the trailing grace, then kill

@@ -125,6 +125,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void remove_watcher(WatcherId id);
   WatchStep next_for_watcher(WatcherId id, size_t max_bytes);
   uint64_t oldest_retained_offset() const { return ring_.begin_offset(); }
+  // Keeps `resource` (e.g. the proxy ports of the sandbox) until the process has exited.
+  void hold_until_exit(std::shared_ptr<void> resource) { held_until_exit_ = std::move(resource); }
   // Calls `callback` once, at the next output, exit or finish.
   void notify_on_activity(std::function<void()> callback);
 
@@ -173,6 +175,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool released_ = false;
   std::optional<ExitStatus> exit_;
   std::optional<Clock::time_point> exit_seen_at_;
+  std::shared_ptr<void> held_until_exit_;
   Clock::time_point last_used_;
 
   HeadTailBuffer pending_;

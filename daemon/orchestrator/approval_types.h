@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/sandbox/sandbox.h"
 #include "policies/rule.h"
 
 namespace codexd::orchestrator {
@@ -27,7 +28,7 @@ struct SandboxSummaryText {
   std::string backend;  // "linux-bwrap" | "none" | ...
   std::string mode;
   std::vector<std::string> writable_roots;
-  bool network_access = false;
+  sandbox::NetworkMode network = sandbox::NetworkMode::kOff;
   std::vector<std::string> denied_read;
   std::vector<std::string> protected_paths;
 };

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "base/shell_quote.h"
 #include "daemon/exec/truncation.h"
 #include "daemon/orchestrator/one_shot_result.h"
 
@@ -140,7 +141,8 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
         });
     return;
   }
-  auto run = exec::OneShotRun::start(io_, plan.launch, call->request.timeout_ms, [this, call](Result<exec::OneShotOutcome> outcome) {
+  exec::ChannelOwner owner{call->request.caller.uid, call->request.caller.agent_id, 0, shell_join(call->request.argv)};
+  auto run = exec::OneShotRun::start(io_, plan.launch, owner, call->request.timeout_ms, [this, call](Result<exec::OneShotOutcome> outcome) {
     call->handle->run_.reset();
     if (!outcome.ok()) {
       CommandResult result;

@@ -72,6 +72,9 @@ Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::San
   built.spec.run_as = run_as.credentials;
   built.spec.sandbox = plan->backend;
   built.spec.forwards_signals = plan->forwards_signals;
+  built.spec.network = plan->backend == sandbox::Backend::kNone ? sandbox::NetworkMode::kHost : spec.network;
+  built.spec.proxy_channel = plan->proxy_channel_fd >= 0;
+  if (built.spec.proxy_channel) built.spec.proxy_channels = deps_.proxy_channels;
   built.plan = std::move(plan).value();
   return built;
 }

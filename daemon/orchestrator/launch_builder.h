@@ -32,6 +32,9 @@ struct LaunchBuilderDeps {
   const sandbox::SandboxManager* sandbox = nullptr;  // the daemon's probed manager
   exec::EnvMap base_env;   // user mode: what `inherit` starts from (the daemon's environment)
   std::string socket_dir;  // codexd's socket directory: masked in every sandbox
+  // Where launches in network mode proxy hand their proxy channel (the daemon's proxy). Null:
+  // such a launch is built (dry runs print it) but cannot start.
+  std::shared_ptr<exec::ProxyChannelSink> proxy_channels;
 };
 
 // What a launch is built from, besides identity and sandbox.
@@ -63,7 +66,12 @@ class LaunchBuilder {
   // writable roots, protected subpaths, $TMPDIR (user mode: the daemon's, never the
   // request's), and codexd's socket directory masked.
   Result<sandbox::SandboxSpec> resolve_sandbox(const sandbox::SandboxPolicy& policy, const std::string& workdir) const;
-  const sandbox::SandboxPolicy& configured_policy() const { return deps_.config->sandbox.policy; }
+  // The configured sandbox policy, with the agent's own network mode.
+  sandbox::SandboxPolicy configured_policy_for(const std::string& agent_id) const {
+    sandbox::SandboxPolicy policy = deps_.config->sandbox.policy;
+    policy.network = deps_.config->network_mode_for(agent_id);
+    return policy;
+  }
 
   // The child's whole environment, sorted NAME=VALUE.
   std::vector<std::string> environment(const RunAs& run_as, const LaunchInput& input) const;

@@ -37,7 +37,7 @@ SandboxSummaryText Orchestrator::summarize(const sandbox::SandboxSpec& spec, san
     s.writable_roots.push_back(root.root);
     for (const auto& p : root.read_only_subpaths) s.protected_paths.push_back(p);
   }
-  s.network_access = spec.network_access || spec.mode == sandbox::SandboxMode::kDangerFullAccess;
+  s.network = spec.mode == sandbox::SandboxMode::kDangerFullAccess ? sandbox::NetworkMode::kHost : spec.network;
   s.denied_read = spec.denied_read;
   return s;
 }
@@ -73,7 +73,7 @@ std::optional<Orchestrator::Stop> Orchestrator::resolve_and_assess(ExecPlan& pla
   plan.run_as = std::move(run_as).value();
   plan.approval_policy = deps_.config->approval_policy_for(req.caller.agent_id);
 
-  auto spec = launches.resolve_sandbox(launches.configured_policy(), req.workdir);
+  auto spec = launches.resolve_sandbox(launches.configured_policy_for(req.caller.agent_id), req.workdir);
   if (!spec.ok()) {
     return Stop{Status::Ok(), Rejection{Rejection::Reason::kSandboxUnavailable,
                                         "cannot build the sandbox: " + spec.status().message(), {}}};

@@ -304,7 +304,8 @@ void Daemon::Impl::build_core() {
   core.broker = make_broker(io, config.approvals, context.is_admin);
   core.cache = std::make_unique<orchestrator::ApprovalCache>(config.approvals.session_cache_entries);
   core.launches = std::make_unique<orchestrator::LaunchBuilder>(orchestrator::LaunchBuilderDeps{
-      &config, sandbox.get(), exec::current_process_environment(), socket_path.substr(0, socket_path.rfind('/'))});
+      &config, sandbox.get(), exec::current_process_environment(), socket_path.substr(0, socket_path.rfind('/')),
+      /*proxy_channels=*/nullptr});
   orchestrator::OrchestratorDeps deps;
   deps.config = &config;
   deps.policies = policies.get();

@@ -99,7 +99,8 @@ void fill_requirement(const policy::ExecRequirement& requirement, v1::ApprovalRe
 static void fill_sandbox_summary(const orchestrator::SandboxSummaryText& s, v1::SandboxSummary* out) {
   out->set_mode(s.mode);
   for (const auto& r : s.writable_roots) out->add_writable_roots(r);
-  out->set_network_access(s.network_access);
+  out->set_network_access(s.network != sandbox::NetworkMode::kOff);
+  out->set_network_mode(std::string(sandbox::to_string(s.network)));
   for (const auto& p : s.denied_read) out->add_denied_read(p);
   for (const auto& p : s.protected_paths) out->add_protected_paths(p);
 }

@@ -135,6 +135,17 @@ Result<orchestrator::ExecRequest> validate_common(const Req& request, const conf
   return out;
 }
 
+// network_access is the older switch; network_mode says which network when it is on.
+Result<sandbox::NetworkMode> validate_network_mode(const std::string& mode, bool network_access) {
+  if (mode.empty()) return network_access ? sandbox::NetworkMode::kProxy : sandbox::NetworkMode::kOff;
+  std::optional<sandbox::NetworkMode> parsed = sandbox::parse_network_mode(mode);
+  if (!parsed) return InvalidArgument("`network_mode` must be off, proxy or host (got \"" + mode + "\")");
+  if (*parsed == sandbox::NetworkMode::kOff && network_access) {
+    return InvalidArgument("`network_access` is true but `network_mode` is \"off\"; set one of them");
+  }
+  return *parsed;
+}
+
 }  // namespace
 
 Status validate_max_output_tokens(bool has, uint32_t value) {
@@ -186,7 +197,7 @@ Result<SandboxRunInput> validate_sandbox_run(const v1::SandboxRunRequest& reques
   out.policy.mode = *mode;
   CODEXD_ASSIGN_OR_RETURN(out.policy.writable_roots, validate_absolute_paths("writable_roots", request.writable_roots()));
   CODEXD_ASSIGN_OR_RETURN(out.policy.denied_read, validate_absolute_paths("denied_read", request.denied_read()));
-  out.policy.network_access = request.network_access();
+  CODEXD_ASSIGN_OR_RETURN(out.policy.network, validate_network_mode(request.network_mode(), request.network_access()));
   out.policy.exclude_slash_tmp = request.exclude_slash_tmp();
   out.policy.exclude_tmpdir_env_var = request.exclude_tmpdir_env_var();
 

@@ -1,5 +1,6 @@
 #include "daemon/server/sandbox_service.h"
 
+#include "base/shell_quote.h"
 #include "daemon/exec/one_shot.h"
 #include "daemon/orchestrator/one_shot_result.h"
 #include "daemon/server/core_reactors.h"
@@ -87,9 +88,10 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
     reactor->finish(grpc::Status::OK);
     return reactor;
   }
-  on_core(core_, [this, reactor, response, launch = std::move(built->spec), timeout = input->timeout_ms, backend] {
+  exec::ChannelOwner owner{caller->uid, "codexctl-sandbox", 0, shell_join(input->launch.argv)};
+  on_core(core_, [this, reactor, response, launch = std::move(built->spec), owner, timeout = input->timeout_ms, backend] {
     auto slot = reactor->slot();
-    auto run = exec::OneShotRun::start(*core_.io, launch, timeout, [slot, response, backend](Result<exec::OneShotOutcome> r) {
+    auto run = exec::OneShotRun::start(*core_.io, launch, owner, timeout, [slot, response, backend](Result<exec::OneShotOutcome> r) {
       if (!slot->reactor) return;
       if (!r.ok()) {
         slot->reactor->finish(r.status());

@@ -118,11 +118,11 @@ void add_session_and_namespaces(ArgvBuilder& b, const std::string& bwrap_path, c
   if (features.disable_userns) b.add({"--disable-userns"});
   b.add({"--unshare-pid", "--unshare-ipc", "--unshare-uts"});
   if (features.unshare_cgroup_try) b.add({"--unshare-cgroup-try"});
-  if (!spec.network_access) b.add({"--unshare-net"});
+  if (spec.network != NetworkMode::kHost) b.add({"--unshare-net"});
   if (features.cap_drop) b.add({"--cap-drop", "ALL"});
   rules->push_back(std::string("namespaces: new user, pid, ipc, uts") +
                    (features.unshare_cgroup_try ? ", cgroup" : "") +
-                   (spec.network_access ? "; host network kept" : ", net (loopback only)"));
+                   (spec.network == NetworkMode::kHost ? "; host network kept" : ", net (loopback only)"));
   rules->push_back(features.disable_userns ? "nested user namespaces: disabled by bwrap (+ seccomp)"
                                            : "nested user namespaces: refused by seccomp only");
   rules->push_back(std::string("new session (no controlling terminal), killed when the parent dies") +

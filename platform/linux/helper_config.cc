@@ -1,5 +1,6 @@
 #include "platform/linux/helper_config.h"
 
+#include <optional>
 #include <string_view>
 
 namespace codexd::sandbox::linux_backend {
@@ -43,6 +44,32 @@ Result<bool> take_path_option(const std::string& arg, HelperConfig& config) {
   return false;
 }
 
+// The helper does not link the sandbox room's names.cc; the words are the same.
+const char* network_word(NetworkMode mode) {
+  switch (mode) {
+    case NetworkMode::kOff: return "off";
+    case NetworkMode::kProxy: return "proxy";
+    case NetworkMode::kHost: return "host";
+  }
+  return "off";
+}
+
+std::optional<NetworkMode> parse_network_word(const std::string& word) {
+  for (NetworkMode mode : {NetworkMode::kOff, NetworkMode::kProxy, NetworkMode::kHost}) {
+    if (word == network_word(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+Result<int> parse_descriptor(const std::string& text) {
+  if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument("--proxy-fd needs a descriptor number");
+  }
+  int fd = std::stoi(text);
+  if (fd < 3) return InvalidArgument("--proxy-fd must be 3 or above");
+  return fd;
+}
+
 }  // namespace
 
 std::vector<std::string> render_helper_args(const HelperConfig& config) {
@@ -52,7 +79,8 @@ std::vector<std::string> render_helper_args(const HelperConfig& config) {
     return args;
   }
   args.push_back(config.mode == HelperMode::kLandlock ? "--mode=landlock" : "--mode=bwrap");
-  args.push_back(config.network ? "--network=on" : "--network=off");
+  args.push_back("--network=" + std::string(network_word(config.network)));
+  if (config.proxy_fd >= 0) args.push_back("--proxy-fd=" + std::to_string(config.proxy_fd));
   if (config.block_unix_sockets) args.push_back("--block-unix-sockets");
   if (config.init) args.push_back("--init");
   for (const PathOption& option : kPathOptions) {
@@ -88,9 +116,12 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
       }
       saw_mode = true;
     } else if (take_value(arg, "--network=", &value)) {
-      if (value != "on" && value != "off") return InvalidArgument("--network must be on or off");
-      config.network = value == "on";
+      std::optional<NetworkMode> mode = parse_network_word(value);
+      if (!mode) return InvalidArgument("--network must be off, proxy or host");
+      config.network = *mode;
       saw_network = true;
+    } else if (take_value(arg, "--proxy-fd=", &value)) {
+      CODEXD_ASSIGN_OR_RETURN(config.proxy_fd, parse_descriptor(value));
     } else if (arg == "--init") {
       config.init = true;
     } else if (arg == "--block-unix-sockets") {
@@ -108,6 +139,9 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
   // Every security-relevant choice must be explicit: a truncated argv must not default to a
   // weaker sandbox.
   if (!saw_mode || !saw_network) return InvalidArgument("--mode and --network are required");
+  if ((config.network == NetworkMode::kProxy) != (config.proxy_fd >= 0)) {
+    return InvalidArgument("--proxy-fd is required with --network=proxy and refused otherwise");
+  }
   config.command.assign(args.begin() + static_cast<long>(i), args.end());
   if (config.command.empty()) return InvalidArgument("no command after --");
   return config;

@@ -2,7 +2,8 @@
 // renders a HelperConfig into argv; codexd-sandbox-helper parses it back. Keeping both
 // directions here means they cannot drift apart.
 //
-//   codexd-sandbox-helper --mode=bwrap|landlock --network=on|off [--block-unix-sockets]
+//   codexd-sandbox-helper --mode=bwrap|landlock --network=off|proxy|host [--proxy-fd=N]
+//       [--block-unix-sockets]
 //       [--write=DIR]... [--read-only=PATH]... [--no-read=PATH]... [--write-file=FILE]...
 //       [--setenv=NAME=VALUE]... [--init] -- COMMAND [ARGS...]
 //   codexd-sandbox-helper --self-test
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "platform/sandbox/sandbox.h"
 
 namespace codexd::sandbox::linux_backend {
 
@@ -19,7 +21,11 @@ enum class HelperMode { kBwrap, kLandlock };
 
 struct HelperConfig {
   HelperMode mode = HelperMode::kBwrap;
-  bool network = false;
+  NetworkMode network = NetworkMode::kOff;
+  // kProxy only (and then required): the channel to the daemon's proxy. The helper opens the
+  // proxy ports (kNamespaceProxyPorts with bwrap, ephemeral ports with Landlock), sends their
+  // listening sockets over it and closes it before the command starts.
+  int proxy_fd = -1;
   // Refuse socket(AF_UNIX) and AF_UNIX datagram socketpairs: set when the filesystem view
   // cannot hide host sockets (Landlock has no mount namespace).
   bool block_unix_sockets = false;

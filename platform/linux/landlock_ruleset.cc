@@ -121,11 +121,25 @@ std::vector<LandlockGrant> plan_landlock_grants(const HelperConfig& config, int 
   return grants;
 }
 
-Status apply_landlock(const std::vector<LandlockGrant>& grants, const HelperConfig& config, int abi) {
+Status add_proxy_port_rules(int ruleset, const std::vector<uint16_t>& proxy_ports) {
+  for (uint16_t port : proxy_ports) {
+    if (landlock_add_net_port_rule(ruleset, port, landlock::kNetConnectTcp) != 0) {
+      return ErrnoStatus("landlock_add_rule net port " + std::to_string(port), errno);
+    }
+  }
+  return Status::Ok();
+}
+
+Status apply_landlock(const std::vector<LandlockGrant>& grants, const HelperConfig& config, int abi,
+                      const std::vector<uint16_t>& proxy_ports) {
   if (abi < 1) return Unavailable("Landlock is not available in this kernel");
+  if (config.network == NetworkMode::kProxy && abi < 4) {
+    return Unavailable("network mode proxy needs Landlock ABI 4 (TCP rules); this kernel has ABI " +
+                       std::to_string(abi));
+  }
   uint64_t handled_fs = landlock::handled_fs_rights(abi);
-  uint64_t handled_net =
-      (!config.network && abi >= 4) ? (landlock::kNetBindTcp | landlock::kNetConnectTcp) : 0;
+  uint64_t handled_net = (config.network != NetworkMode::kHost && abi >= 4)
+                             ? (landlock::kNetBindTcp | landlock::kNetConnectTcp) : 0;
   uint64_t scoped =
       abi >= 6 ? (landlock::kScopeAbstractUnixSocket | landlock::kScopeSignal) : 0;
   UniqueFd ruleset(landlock_create_ruleset_fd(handled_fs, handled_net, scoped, abi));
@@ -147,6 +161,7 @@ Status apply_landlock(const std::vector<LandlockGrant>& grants, const HelperConf
       return ErrnoStatus("landlock_add_rule " + grant.path, errno);
     }
   }
+  if (config.network == NetworkMode::kProxy) CODEXD_RETURN_IF_ERROR(add_proxy_port_rules(ruleset.get(), proxy_ports));
   if (landlock_restrict_self_fd(ruleset.get()) != 0) return ErrnoStatus("landlock_restrict_self", errno);
   return Status::Ok();
 }
@@ -164,9 +179,13 @@ std::vector<std::string> describe_landlock(const HelperConfig& config, int abi) 
   for (const std::string& file : config.writable_files) lines.push_back("landlock: write file " + file);
   if (abi < 2) lines.push_back("landlock: ABI < 2: cross-directory rename/link always refused");
   if (abi < 3) lines.push_back("landlock: ABI < 3: truncate() not restricted");
-  if (!config.network) {
+  if (config.network == NetworkMode::kOff) {
     lines.push_back(abi >= 4 ? "landlock: TCP bind/connect refused"
                              : "landlock: ABI < 4: TCP not restricted by Landlock (seccomp still refuses sockets)");
+  } else if (config.network == NetworkMode::kProxy) {
+    lines.push_back(abi >= 4 ? "landlock: TCP bind refused; TCP connect only to the two proxy ports "
+                               "(ephemeral ports on the host's loopback, opened by the helper)"
+                             : "landlock: ABI < 4: network mode proxy cannot be enforced (refused at start)");
   }
   lines.push_back(abi >= 6 ? "landlock: signals and abstract Unix sockets scoped to the sandbox"
                            : "landlock: ABI < 6: signals to host processes of the same uid are NOT blocked");

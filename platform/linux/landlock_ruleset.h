@@ -29,10 +29,12 @@ struct LandlockGrant {
 // Computes the grants for `config` at Landlock `abi` by listing the spine directories now.
 std::vector<LandlockGrant> plan_landlock_grants(const HelperConfig& config, int abi);
 
-// Creates the ruleset (filesystem rights of `abi`; TCP bind/connect handled with no grant
-// when the network is off, ABI >= 4; abstract-socket and signal scoping, ABI >= 6) and
-// restricts the calling thread. Requires no_new_privs.
-Status apply_landlock(const std::vector<LandlockGrant>& grants, const HelperConfig& config, int abi);
+// Creates the ruleset (filesystem rights of `abi`; TCP bind/connect handled unless the
+// network is kHost, ABI >= 4, with connect granted only to `proxy_ports` (network kProxy);
+// abstract-socket and signal scoping, ABI >= 6) and restricts the calling thread. Requires
+// no_new_privs. kProxy below ABI 4 is refused: TCP could reach every host port.
+Status apply_landlock(const std::vector<LandlockGrant>& grants, const HelperConfig& config, int abi,
+                      const std::vector<uint16_t>& proxy_ports = {});
 
 // Printable summary of what apply_landlock enforces at `abi` (for plans).
 std::vector<std::string> describe_landlock(const HelperConfig& config, int abi);

@@ -20,6 +20,12 @@ namespace {
 
 constexpr unsigned kCreateRulesetVersion = 1U << 0;
 constexpr int kRulePathBeneath = 1;
+constexpr int kRuleNetPort = 2;  // ABI 4
+
+struct NetPortAttr {
+  uint64_t allowed_access;
+  uint64_t port;
+};
 
 // The ruleset attribute grows with the ABI; the kernel accepts any prefix it knows.
 struct RulesetAttr {
@@ -65,6 +71,11 @@ int landlock_create_ruleset_fd(uint64_t handled_fs, uint64_t handled_net, uint64
 int landlock_add_path_rule(int ruleset_fd, int parent_fd, uint64_t allowed_access) {
   PathBeneathAttr attr{allowed_access, parent_fd};
   return static_cast<int>(::syscall(SYS_landlock_add_rule, ruleset_fd, kRulePathBeneath, &attr, 0U));
+}
+
+int landlock_add_net_port_rule(int ruleset_fd, uint16_t port, uint64_t allowed_access) {
+  NetPortAttr attr{allowed_access, port};
+  return static_cast<int>(::syscall(SYS_landlock_add_rule, ruleset_fd, kRuleNetPort, &attr, 0U));
 }
 
 int landlock_restrict_self_fd(int ruleset_fd) {

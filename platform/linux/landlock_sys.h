@@ -48,6 +48,7 @@ int landlock_abi_version();
 // Thin wrappers; return -1 and set errno on failure.
 int landlock_create_ruleset_fd(uint64_t handled_fs, uint64_t handled_net, uint64_t scoped, int abi);
 int landlock_add_path_rule(int ruleset_fd, int parent_fd, uint64_t allowed_access);
+int landlock_add_net_port_rule(int ruleset_fd, uint16_t port, uint64_t allowed_access);  // ABI 4
 int landlock_restrict_self_fd(int ruleset_fd);
 
 }  // namespace codexd::sandbox::linux_backend

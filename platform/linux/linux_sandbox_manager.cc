@@ -9,7 +9,9 @@
 #include "platform/linux/loader_env.h"
 #include "platform/linux/seccomp_rules.h"
 #include "platform/posix/executable_path.h"
+#include "platform/posix/spawn.h"
 #include "platform/sandbox/path_utils.h"
+#include "platform/sandbox/proxy_env.h"
 
 namespace codexd::sandbox::linux_backend {
 namespace {
@@ -28,10 +30,42 @@ Status check_helper_outside_writable_roots(const std::string& helper, const Sand
   return Status::Ok();
 }
 
-std::vector<std::string> with_markers(std::vector<std::string> env, Backend backend, bool network) {
+std::vector<std::string> with_markers(std::vector<std::string> env, Backend backend, NetworkMode network) {
   env.push_back("CODEXD_SANDBOX=" + std::string(to_string(backend)));
-  if (!network) env.push_back("CODEX_SANDBOX_NETWORK_DISABLED=1");
+  env.push_back("CODEXD_SANDBOX_NETWORK=" + std::string(to_string(network)));
+  if (network == NetworkMode::kOff) env.push_back("CODEX_SANDBOX_NETWORK_DISABLED=1");
+  // bwrap: the ports are fixed inside the sandbox's own network namespace. Landlock: the
+  // helper sets the same variables once it has its ephemeral ports.
+  if (network == NetworkMode::kProxy && backend == Backend::kLinuxBwrap) {
+    env = with_proxy_environment(std::move(env), kNamespaceProxyPorts);
+  }
   return env;
+}
+
+// What the plan says about the network, for dry runs and the audit log.
+void describe_network(const SandboxSpec& spec, Backend backend, std::vector<std::string>* rules) {
+  switch (spec.network) {
+    case NetworkMode::kOff: return;  // the namespace and seccomp lines say it
+    case NetworkMode::kHost:
+      rules->push_back("network: host (DANGEROUS): the host's network namespace; every loopback service, "
+                       "abstract Unix socket and address the host can reach is reachable");
+      return;
+    case NetworkMode::kProxy:
+      rules->push_back(backend == Backend::kLinuxBwrap
+                           ? "network: proxy: own network namespace with only lo; HTTP proxy 127.0.0.1:3128 and "
+                             "SOCKS5 127.0.0.1:1080, accepted by codexd's filtering proxy (listening sockets "
+                             "handed over on descriptor 3 before the command starts)"
+                           : "network: proxy: host network namespace; TCP connect only to two ephemeral proxy "
+                             "ports on 127.0.0.1 (Landlock), no UDP, no Unix or netlink sockets (seccomp)");
+      rules->push_back("network: proxy environment: " + [] {
+        std::string names;
+        for (const std::string& e : proxy_environment(kNamespaceProxyPorts)) {
+          names += (names.empty() ? "" : " ") + e.substr(0, e.find('='));
+        }
+        return names;
+      }());
+      return;
+  }
 }
 
 // What both Linux plans share: the environment split at the loader variables and the
@@ -47,7 +81,8 @@ Result<HelperLaunch> prepare_helper(const std::string& helper, const SandboxSpec
   HelperLaunch launch;
   launch.env = split_loader_environment(request.env);
   launch.config.mode = mode;
-  launch.config.network = spec.network_access;
+  launch.config.network = spec.network;
+  if (spec.network == NetworkMode::kProxy) launch.config.proxy_fd = posix::kPassedFdNumber;
   launch.config.deferred_env = launch.env.deferred;
   launch.config.command = request.argv;
   return launch;
@@ -65,8 +100,9 @@ LaunchPlan confined_plan(Backend backend, std::vector<std::string> argv, const H
   LaunchPlan plan;
   plan.backend = backend;
   plan.argv = std::move(argv);
-  plan.env = with_markers(launch.env.safe, backend, spec.network_access);
+  plan.env = with_markers(launch.env.safe, backend, spec.network);
   plan.cwd = request.cwd;
+  plan.proxy_channel_fd = launch.config.proxy_fd;
   return plan;
 }
 
@@ -99,6 +135,7 @@ class LinuxSandboxManager final : public SandboxManager {
                                                    helper_argv(helper, launch.config), request.tty));
     LaunchPlan plan = confined_plan(Backend::kLinuxBwrap, std::move(invocation.argv), launch, spec, request);
     plan.rules = std::move(invocation.rules);
+    describe_network(spec, Backend::kLinuxBwrap, &plan.rules);
     plan.forwards_signals = true;
     plan.rules.push_back("signals: bwrap ignores HUP INT QUIT USR1 USR2 TERM ALRM; the helper stays as pid 1, "
                          "forwards them to the command's process group and exits with its status");
@@ -111,6 +148,10 @@ class LinuxSandboxManager final : public SandboxManager {
   }
 
   Result<LaunchPlan> plan_landlock(const SandboxSpec& spec, const LaunchRequest& request) const {
+    if (spec.network == NetworkMode::kProxy && probe_.caps.landlock_abi < 4) {
+      return Unavailable("network mode proxy needs bwrap or Landlock ABI 4 (TCP rules); this kernel has ABI " +
+                         std::to_string(probe_.caps.landlock_abi));
+    }
     const std::string& helper = probe_.report.helper_path;
     CODEXD_ASSIGN_OR_RETURN(HelperLaunch launch, prepare_helper(helper, spec, request, HelperMode::kLandlock));
     HelperConfig& config = launch.config;
@@ -127,6 +168,7 @@ class LinuxSandboxManager final : public SandboxManager {
 
     LaunchPlan plan = confined_plan(Backend::kLinuxLandlock, helper_argv(helper, config), launch, spec, request);
     plan.rules = describe_landlock(config, probe_.caps.landlock_abi);
+    describe_network(spec, Backend::kLinuxLandlock, &plan.rules);
     plan.rules.push_back("no mount, pid or network namespace: host processes are visible in /proc, "
                          "/tmp is shared (writable only if it is a writable root)");
     for (std::string& line : describe_seccomp_rules(config)) plan.rules.push_back(std::move(line));

@@ -31,7 +31,9 @@ SplitEnvironment split_loader_environment(const std::vector<std::string>& env) {
     size_t eq = entry.find('=');
     std::string_view name = std::string_view(entry).substr(0, eq);
     if (eq == std::string::npos || name.empty()) continue;  // malformed: dropped
-    if (name == "CODEXD_SANDBOX" || name == "CODEX_SANDBOX_NETWORK_DISABLED") continue;
+    if (name == "CODEXD_SANDBOX" || name == "CODEXD_SANDBOX_NETWORK" || name == "CODEX_SANDBOX_NETWORK_DISABLED") {
+      continue;
+    }
     (is_loader_variable(name) ? out.deferred : out.safe).push_back(entry);
   }
   return out;

@@ -20,6 +20,7 @@ scmp_arg_cmp to_scmp(const ArgCondition& cond) {
     case ArgOp::kEqual: return SCMP_CMP(cond.arg, SCMP_CMP_EQ, cond.value);
     case ArgOp::kNotEqual: return SCMP_CMP(cond.arg, SCMP_CMP_NE, cond.value);
     case ArgOp::kMaskedEqual: return SCMP_CMP(cond.arg, SCMP_CMP_MASKED_EQ, cond.mask, cond.value);
+    case ArgOp::kGreater: return SCMP_CMP(cond.arg, SCMP_CMP_GT, cond.value);
   }
   return SCMP_CMP(cond.arg, SCMP_CMP_EQ, cond.value);
 }

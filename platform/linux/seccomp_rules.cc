@@ -172,6 +172,33 @@ void add_network_off(std::vector<SeccompRule>* rules) {
                     "sendto: EPERM with a destination address (send() on a connected pair works)"});
 }
 
+// Network mode proxy: the only way out is TCP to the proxy ports, so socket() creates only
+// AF_INET and AF_INET6 sockets (Codex's ProxyRouted mode). No AF_UNIX socket (bwrap's
+// read-only root still shows host socket paths, and a read-only mount does not stop connect),
+// no netlink, no packet or other family; socketpair() stays AF_UNIX stream/seqpacket only.
+void add_network_proxy(std::vector<SeccompRule>* rules, bool host_network_namespace) {
+  const std::string families = "socket: EPERM for every family but AF_INET and AF_INET6 (proxy mode)";
+  for (uint64_t family = 0; family < AF_INET6; ++family) {
+    if (family == AF_INET) continue;
+    rules->push_back({CODEXD_SYSCALL(socket), EPERM, {{0, ArgOp::kMaskedEqual, kLow32, family}}, families});
+  }
+  rules->push_back({CODEXD_SYSCALL(socket), EPERM, {{0, ArgOp::kGreater, 0, AF_INET6}}, families});
+  rules->push_back({CODEXD_SYSCALL(socketpair), EPERM, {{0, ArgOp::kNotEqual, 0, AF_UNIX}},
+                    "socketpair: EPERM for every family but AF_UNIX"});
+  rules->push_back({CODEXD_SYSCALL(socketpair), EPERM,
+                    {{0, ArgOp::kMaskedEqual, kLow32, AF_UNIX},
+                     {1, ArgOp::kMaskedEqual, kSocketTypeMask, SOCK_DGRAM}},
+                    "socketpair: EPERM for AF_UNIX SOCK_DGRAM (sendmsg could address host sockets)"});
+  if (!host_network_namespace) return;
+  // Landlock has no network namespace and no UDP rules: UDP would reach every host port.
+  const std::string udp = "socket: EPERM for AF_INET/AF_INET6 SOCK_DGRAM (no network namespace: UDP would reach the host)";
+  for (uint64_t family : {uint64_t{AF_INET}, uint64_t{AF_INET6}}) {
+    rules->push_back({CODEXD_SYSCALL(socket), EPERM,
+                      {{0, ArgOp::kMaskedEqual, kLow32, family}, {1, ArgOp::kMaskedEqual, kSocketTypeMask, SOCK_DGRAM}},
+                      udp});
+  }
+}
+
 void add_unix_socket_block(std::vector<SeccompRule>* rules, bool network) {
   // Without a mount namespace every host socket path is visible, so no Unix socket may be
   // created at all; socketpair() stays (it can only talk to its twin).
@@ -203,8 +230,15 @@ std::string refuse_group_label(const RefuseGroup& group) {
 std::vector<SeccompRule> seccomp_rules(const HelperConfig& config) {
   std::vector<SeccompRule> rules;
   add_always_refused(&rules);
-  if (!config.network) add_network_off(&rules);
-  if (config.block_unix_sockets) add_unix_socket_block(&rules, config.network);
+  switch (config.network) {
+    case NetworkMode::kOff: add_network_off(&rules); break;
+    case NetworkMode::kProxy: add_network_proxy(&rules, config.mode == HelperMode::kLandlock); break;
+    case NetworkMode::kHost: break;
+  }
+  // Proxy mode already refuses every AF_UNIX socket and datagram pair.
+  if (config.block_unix_sockets && config.network != NetworkMode::kProxy) {
+    add_unix_socket_block(&rules, config.network == NetworkMode::kHost);
+  }
   if (config.mode == HelperMode::kLandlock) add_groups(&rules, metadata_groups());
   return rules;
 }

@@ -13,7 +13,7 @@
 
 namespace codexd::sandbox::linux_backend {
 
-enum class ArgOp { kEqual, kNotEqual, kMaskedEqual };
+enum class ArgOp { kEqual, kNotEqual, kMaskedEqual, kGreater };
 
 struct ArgCondition {
   unsigned arg = 0;    // 0-based syscall argument index

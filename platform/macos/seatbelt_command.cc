@@ -25,14 +25,14 @@ std::vector<std::string> sandbox_exec_argv(const SeatbeltPolicy& policy,
   return argv;
 }
 
-std::vector<std::string> seatbelt_environment(const std::vector<std::string>& env, bool network_access) {
+std::vector<std::string> seatbelt_environment(const std::vector<std::string>& env, NetworkMode network) {
   std::vector<std::string> out;
   for (const std::string& entry : env) {
     if (!is_marker(entry)) out.push_back(entry);
   }
   out.push_back("CODEX_SANDBOX=seatbelt");
   out.push_back("CODEXD_SANDBOX=" + std::string(to_string(Backend::kMacosSeatbelt)));
-  if (!network_access) out.push_back("CODEX_SANDBOX_NETWORK_DISABLED=1");
+  if (network == NetworkMode::kOff) out.push_back("CODEX_SANDBOX_NETWORK_DISABLED=1");
   return out;
 }
 
@@ -43,7 +43,7 @@ Result<LaunchPlan> build_seatbelt_plan(const SandboxSpec& spec, const LaunchRequ
   LaunchPlan plan;
   plan.backend = Backend::kMacosSeatbelt;
   plan.argv = sandbox_exec_argv(policy, request.argv);
-  plan.env = seatbelt_environment(request.env, spec.network_access);
+  plan.env = seatbelt_environment(request.env, spec.network);
   plan.cwd = request.cwd;
   plan.rules = std::move(policy.rules);
   return plan;

@@ -21,7 +21,7 @@ std::vector<std::string> sandbox_exec_argv(const SeatbeltPolicy& policy,
 // `env` without any caller-supplied copies of the markers, then CODEX_SANDBOX=seatbelt (what
 // Codex tools look for), CODEXD_SANDBOX=macos-seatbelt and, with the network off,
 // CODEX_SANDBOX_NETWORK_DISABLED=1.
-std::vector<std::string> seatbelt_environment(const std::vector<std::string>& env, bool network_access);
+std::vector<std::string> seatbelt_environment(const std::vector<std::string>& env, NetworkMode network);
 
 // validate_launch_request (sandbox.h) + build_seatbelt_policy + the argv and environment
 // above. SeatbeltSandboxManager::plan_confined; callable directly (tests, tools).

@@ -137,9 +137,14 @@ class PolicyBuilder {
   }
 
   Result<std::string> network_section() {
-    if (!spec_.network_access) {
+    if (spec_.network == NetworkMode::kOff) {
       policy_.rules.push_back("seatbelt network: blocked");
       return std::string("; network: off\n");
+    }
+    if (spec_.network == NetworkMode::kProxy) {
+      // No descriptor handover to the daemon's proxy exists for Seatbelt yet; refusing keeps
+      // "proxy" from silently meaning "host" (docs/sandbox.md).
+      return Unavailable("network mode proxy is not supported by the Seatbelt backend yet; use off or host");
     }
     policy_.rules.push_back("seatbelt network: allowed");
     std::string text = "; network: on\n(allow network-outbound)\n(allow network-inbound)\n";

@@ -53,7 +53,12 @@ struct SpawnRequest {
   // with kForwardedSignals ignored (forwarded_signals.h). Its parent-death signal must then be
   // SIGKILL, which it cannot ignore.
   bool ignore_forwarded_signals = false;
+  // A descriptor the child gets as kPassedFdNumber (3), close-on-exec cleared; -1: none. Every
+  // other descriptor above 2 is closed before exec. The caller keeps ownership.
+  int pass_fd = -1;
 };
+
+inline constexpr int kPassedFdNumber = 3;
 
 struct SpawnedProcess {
   pid_t pid = -1;      // also the process-group id and session id (the child calls setsid)

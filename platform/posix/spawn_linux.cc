@@ -72,6 +72,7 @@ struct ChildPlan {
   const char* cwd;
   int stdin_fd, stdout_fd, stderr_fd;
   int controlling_tty_fd;  // -1 unless PTY
+  int pass_fd;             // -1, or the descriptor that becomes kPassedFdNumber
   int parent_death_signal;
   bool ignore_forwarded_signals;
   pid_t parent_pid;
@@ -154,10 +155,14 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
 
   if (chdir(plan->cwd) != 0) child_fail(plan, ChildStep::kChdir);
 
-  // Only 0/1/2 cross into the command, whatever a library forgot to mark close-on-exec.
-  if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+  // 0/1/2 are in place, so nothing still needed lives at kPassedFdNumber.
+  if (plan->pass_fd >= 0 && !install_fd(plan->pass_fd, kPassedFdNumber)) child_fail(plan, ChildStep::kStdio);
+  // Only 0/1/2 (and the passed descriptor) cross into the command, whatever a library forgot
+  // to mark close-on-exec.
+  const unsigned first_closed = plan->pass_fd >= 0 ? kPassedFdNumber + 1 : 3U;
+  if (syscall(SYS_close_range, first_closed, ~0U, 0U) != 0) {
     // close_range needs Linux 5.9; fall back to marking them close-on-exec one by one.
-    for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    for (int fd = static_cast<int>(first_closed); fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
 
   execve(plan->executable, plan->argv, plan->envp);
@@ -187,6 +192,8 @@ Status validate(const SpawnRequest& request) {
   for (const auto& e : request.env) {
     if (contains_nul(e) || e.find('=') == std::string::npos) return InvalidArgument("bad environment entry");
   }
+  // 0/1/2 are replaced by the child's stdio before the passed descriptor is installed.
+  if (request.pass_fd >= 0 && request.pass_fd < 3) return InvalidArgument("pass_fd must be 3 or above");
   return Status::Ok();
 }
 
@@ -276,6 +283,7 @@ void fill_child_plan(const SpawnRequest& request, const ChildStdio& child, char*
     plan.stderr_fd = child.stderr_fd ? child.stderr_fd.get() : child.stdout_fd.get();
     plan.controlling_tty_fd = -1;
   }
+  plan.pass_fd = request.pass_fd;
   plan.parent_death_signal = request.ignore_forwarded_signals ? SIGKILL : request.parent_death_signal;
   plan.ignore_forwarded_signals = request.ignore_forwarded_signals;
   plan.parent_pid = ::getpid();

@@ -20,7 +20,8 @@ void append_list(std::ostringstream& out, std::string_view title,
 std::string format_sandbox_spec(const SandboxSpec& spec) {
   std::ostringstream out;
   out << "mode: " << to_string(spec.mode) << "\n";
-  out << "network: " << (spec.network_access ? "allowed" : "disabled") << "\n";
+  out << "network: " << to_string(spec.network)
+      << (spec.network == NetworkMode::kHost ? " (DANGEROUS: the host's network namespace)" : "") << "\n";
   out << "writable roots:";
   if (spec.writable_roots.empty()) out << " (none)";
   out << "\n";

@@ -19,6 +19,22 @@ std::optional<SandboxMode> parse_sandbox_mode(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view to_string(NetworkMode mode) {
+  switch (mode) {
+    case NetworkMode::kOff: return "off";
+    case NetworkMode::kProxy: return "proxy";
+    case NetworkMode::kHost: return "host";
+  }
+  return "off";
+}
+
+std::optional<NetworkMode> parse_network_mode(std::string_view text) {
+  if (text == "off") return NetworkMode::kOff;
+  if (text == "proxy") return NetworkMode::kProxy;
+  if (text == "host") return NetworkMode::kHost;
+  return std::nullopt;
+}
+
 std::string_view to_string(Backend backend) {
   switch (backend) {
     case Backend::kNone: return "none";

@@ -179,17 +179,17 @@ Result<SandboxSpec> resolve_sandbox_spec(const SandboxPolicy& policy, const Reso
         return InvalidArgument(
             "danger-full-access cannot enforce denied_read; use workspace-write or read-only");
       }
-      spec.network_access = true;
+      spec.network = NetworkMode::kHost;
       spec.masked_paths.clear();  // nothing is enforced without a sandbox
       return spec;
     case SandboxMode::kReadOnly:
-      spec.network_access = policy.network_access;
+      spec.network = policy.network;
       return spec;
     case SandboxMode::kWorkspaceWrite:
       break;
   }
 
-  spec.network_access = policy.network_access;
+  spec.network = policy.network;
   CODEXD_ASSIGN_OR_RETURN(std::optional<std::string> cwd,
                           canonicalize_existing(normalize_lexically(context.cwd)));
   if (!cwd) return NotFound("cwd does not exist: " + context.cwd);

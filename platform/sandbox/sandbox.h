@@ -21,6 +21,15 @@ enum class SandboxMode { kReadOnly, kWorkspaceWrite, kDangerFullAccess };
 std::string_view to_string(SandboxMode mode);               // "read-only" | "workspace-write" | "danger-full-access"
 std::optional<SandboxMode> parse_sandbox_mode(std::string_view text);
 
+// What the command's network is. kOff: a network namespace with only loopback and no socket
+// families but AF_UNIX. kProxy: a namespace with only loopback, where the helper opens the
+// proxy ports (HTTP and SOCKS5 on 127.0.0.1) whose listening sockets it hands to the daemon's
+// filtering proxy; nothing else leaves the sandbox. kHost: the host's network namespace
+// (dangerous: every loopback service and abstract socket of the host is reachable).
+enum class NetworkMode { kOff, kProxy, kHost };
+std::string_view to_string(NetworkMode mode);               // "off" | "proxy" | "host"
+std::optional<NetworkMode> parse_network_mode(std::string_view text);
+
 enum class Backend { kNone, kLinuxBwrap, kLinuxLandlock, kMacosSeatbelt, kWindowsRestrictedToken };
 std::string_view to_string(Backend backend);                // "none" | "linux-bwrap" | "linux-landlock" | ...
 
@@ -33,7 +42,7 @@ std::optional<BackendPreference> parse_backend_preference(std::string_view text)
 struct SandboxPolicy {
   SandboxMode mode = SandboxMode::kWorkspaceWrite;
   std::vector<std::string> writable_roots;  // absolute; for workspace-write, in addition to the cwd
-  bool network_access = false;
+  NetworkMode network = NetworkMode::kOff;
   bool exclude_tmpdir_env_var = false;
   bool exclude_slash_tmp = false;
   std::vector<std::string> denied_read;     // absolute paths that the command must not read
@@ -50,7 +59,7 @@ struct WritableRoot {
 struct SandboxSpec {
   SandboxMode mode = SandboxMode::kReadOnly;
   std::vector<WritableRoot> writable_roots;  // ordered by path specificity for mounting
-  bool network_access = false;
+  NetworkMode network = NetworkMode::kOff;   // danger-full-access: always kHost
   std::vector<std::string> denied_read;
   // Paths hidden from the command entirely (codexd's own socket directory).
   std::vector<std::string> masked_paths;
@@ -60,6 +69,7 @@ struct SandboxSpec {
 
   bool has_full_disk_write() const { return mode == SandboxMode::kDangerFullAccess; }
   bool has_denied_reads() const { return !denied_read.empty(); }
+  bool has_network() const { return network != NetworkMode::kOff; }
 };
 
 // Everything needed to resolve a policy for one command.
@@ -101,6 +111,10 @@ struct LaunchPlan {
   // helper as pid 1): the session's signals must reach that init, not kill the launcher, so
   // the launcher is started with them ignored and dies only by SIGKILL.
   bool forwards_signals = false;
+  // kProxy: the launcher expects the proxy channel (a SOCK_SEQPACKET Unix socket) as this
+  // descriptor number; over it the helper sends the listening sockets of the proxy ports
+  // (posix::receive_fds). -1: no channel.
+  int proxy_channel_fd = -1;
 };
 
 // One backend-specific fact of a CapabilityReport, for display ("landlock ABI", "6").

@@ -21,7 +21,7 @@ TEST(Config, EmptyFileGivesTheUserModeDefaults) {
   EXPECT_EQ(c->exec.background_terminal_max_timeout_ms, 300000u);
   EXPECT_EQ(c->policy.approval_policy, policy::ApprovalPolicyKind::kOnRequest);
   EXPECT_EQ(c->sandbox.policy.mode, sandbox::SandboxMode::kWorkspaceWrite);
-  EXPECT_FALSE(c->sandbox.policy.network_access);
+  EXPECT_EQ(c->sandbox.policy.network, sandbox::NetworkMode::kOff);
   EXPECT_FALSE(c->environment.ignore_default_excludes);  // secrets filtered by default
   EXPECT_EQ(c->approvals.timeout_ms, 0u);
   EXPECT_FALSE(c->approvals.reject_without_reviewer);
@@ -95,12 +95,12 @@ log_file = "/var/log/codexd-audit.log"
 }
 
 TEST(Config, UnknownKeysAreErrorsWithTheirPosition) {
-  auto c = parse_config("[exec]\nmax_session = 3\n\n[sandbox]\nnetwork = true\n[nope]\n", "/etc/codexd/codexd.toml");
+  auto c = parse_config("[exec]\nmax_session = 3\n\n[sandbox]\nnetwrk = true\n[nope]\n", "/etc/codexd/codexd.toml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
   // Every error, not just the first.
   EXPECT_THAT(c.status().message(), HasSubstr("/etc/codexd/codexd.toml:2:15: unknown key `exec.max_session`"));
-  EXPECT_THAT(c.status().message(), HasSubstr("/etc/codexd/codexd.toml:5:11: unknown key `sandbox.network`"));
+  EXPECT_THAT(c.status().message(), HasSubstr("/etc/codexd/codexd.toml:5:10: unknown key `sandbox.netwrk`"));
   EXPECT_THAT(c.status().message(), HasSubstr("unknown key `nope`"));
 }
 

@@ -25,7 +25,7 @@ class OneShotTest : public ::testing::Test {
  protected:
   Result<OneShotOutcome> run(const std::string& script, uint32_t timeout_ms, std::shared_ptr<OneShotRun>* handle = nullptr) {
     std::optional<Result<OneShotOutcome>> got;
-    auto started = OneShotRun::start(io, shell(script), timeout_ms, [&](Result<OneShotOutcome> r) { got = std::move(r); });
+    auto started = OneShotRun::start(io, shell(script), {}, timeout_ms, [&](Result<OneShotOutcome> r) { got = std::move(r); });
     EXPECT_TRUE(started.ok());
     if (handle) *handle = *started;
     EXPECT_TRUE(run_until(io, [&] { return got.has_value(); }));
@@ -60,7 +60,7 @@ TEST_F(OneShotTest, CancelSendsTermThenKill) {
   std::string fifo = dir.sub("ready");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::optional<Result<OneShotOutcome>> got;
-  auto started = OneShotRun::start(io, shell("trap '' TERM; echo ready > " + fifo + "; sleep 30"), 60000,
+  auto started = OneShotRun::start(io, shell("trap '' TERM; echo ready > " + fifo + "; sleep 30"), {}, 60000,
                                    [&](Result<OneShotOutcome> r) { got = std::move(r); });
   ASSERT_TRUE(started.ok());
   {

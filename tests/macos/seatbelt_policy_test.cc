@@ -82,7 +82,7 @@ TEST(SeatbeltPolicy, NetworkOnAddsTheNetworkSectionOnly) {
   EXPECT_EQ(on.params, (std::vector<SeatbeltParam>{{"WRITABLE_ROOT_0", "/Users/alice/project"},
                                                    {"DARWIN_USER_CACHE_DIR", "/private/var/folders/zz/abc/C"}}));
 
-  spec.network_access = false;
+  spec.network = NetworkMode::kOff;
   SeatbeltPolicy off = build_ok(spec, options);
   EXPECT_EQ(dynamic_part(off.text), std::string(kFullRead) + "\n" + writes + "\n" + kNetworkOff);
   EXPECT_EQ(off.params, (std::vector<SeatbeltParam>{{"WRITABLE_ROOT_0", "/Users/alice/project"}}));

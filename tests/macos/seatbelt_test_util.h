@@ -31,7 +31,7 @@ inline SandboxSpec workspace_spec(std::vector<WritableRoot> roots, bool network 
   SandboxSpec spec;
   spec.mode = SandboxMode::kWorkspaceWrite;
   spec.writable_roots = std::move(roots);
-  spec.network_access = network;
+  spec.network = network ? NetworkMode::kHost : NetworkMode::kOff;
   return spec;
 }
 

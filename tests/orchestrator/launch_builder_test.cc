@@ -76,13 +76,13 @@ TEST(LaunchBuilder, UserModeInheritsTheDaemonsEnvironment) {
 
 TEST(LaunchBuilder, DaemonTmpdirIsAWritableRootOnlyInUserMode) {
   Builder user(config::DaemonMode::kUser);
-  auto spec = user.builder->resolve_sandbox(user.builder->configured_policy(), user.dir.path());
+  auto spec = user.builder->resolve_sandbox(user.builder->configured_policy_for(""), user.dir.path());
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_THAT(user.roots(*spec), Contains(user.tmpdir));
   EXPECT_THAT(spec->masked_paths, Contains(user.dir.path() + "/sock"));
 
   Builder system(config::DaemonMode::kSystem);
-  spec = system.builder->resolve_sandbox(system.builder->configured_policy(), system.dir.path());
+  spec = system.builder->resolve_sandbox(system.builder->configured_policy_for(""), system.dir.path());
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_THAT(system.roots(*spec), Not(Contains(system.tmpdir))) << "a system daemon's $TMPDIR is not the caller's";
   EXPECT_THAT(spec->masked_paths, Contains(system.dir.path() + "/sock"));
@@ -90,7 +90,7 @@ TEST(LaunchBuilder, DaemonTmpdirIsAWritableRootOnlyInUserMode) {
 
 TEST(LaunchBuilder, UnconfinedLaunchResolvesTheProgramInTheChildsPath) {
   Builder b(config::DaemonMode::kUser);
-  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy(), b.dir.path());
+  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy_for(""), b.dir.path());
   ASSERT_TRUE(spec.ok());
   LaunchInput input;
   input.argv = {"sh", "-c", "true"};
@@ -111,7 +111,7 @@ TEST(LaunchBuilder, UnconfinedLaunchResolvesTheProgramInTheChildsPath) {
 TEST(LaunchBuilder, AConfinedLaunchThatNoSandboxCanEnforceIsRefusedNeverRunBare) {
   Builder b(config::DaemonMode::kUser);
   b.fake.fail = true;
-  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy(), b.dir.path());
+  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy_for(""), b.dir.path());
   ASSERT_TRUE(spec.ok());
   LaunchInput input;
   input.argv = {"/bin/true"};
@@ -123,7 +123,7 @@ TEST(LaunchBuilder, AConfinedLaunchThatNoSandboxCanEnforceIsRefusedNeverRunBare)
 
 TEST(LaunchBuilder, ASandboxedLaunchIsExactlyWhatTheBackendPlanned) {
   Builder b(config::DaemonMode::kUser);
-  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy(), b.dir.path());
+  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy_for(""), b.dir.path());
   ASSERT_TRUE(spec.ok());
   LaunchInput input;
   input.argv = {"/bin/echo", "hi"};

@@ -69,7 +69,7 @@ TEST(BwrapInvocation, NetworkSlashTmpAndNoProcFallback) {
   ScratchDir dir;
   std::string ws = dir.make_dir("ws");
   testing::SpecOptions options;
-  options.network = true;
+  options.network = NetworkMode::kHost;
   options.include_slash_tmp = true;
   SandboxSpec spec = testing::make_spec(ws, options);
   BwrapFeatures f = all_features();

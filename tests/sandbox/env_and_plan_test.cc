@@ -34,11 +34,14 @@ TEST_P(PlanTest, MarkersAreSetAndCannotBeSpoofed) {
   EXPECT_TRUE(run.succeeded()) << run.describe();
   EXPECT_NE(run.output.find("ENV " + marker), std::string::npos) << run.describe();
 
-  SpecOptions network_on;
-  network_on.network = true;
-  plan = make_plan(*manager, make_spec(ws, network_on), {probe_path(), "true"}, ws, env);
-  EXPECT_FALSE(has(plan.env, "CODEX_SANDBOX_NETWORK_DISABLED=1"));
-  EXPECT_FALSE(has(plan.env, "CODEX_SANDBOX_NETWORK_DISABLED=0"));
+  for (NetworkMode mode : {NetworkMode::kProxy, NetworkMode::kHost}) {
+    SpecOptions network_on;
+    network_on.network = mode;
+    plan = make_plan(*manager, make_spec(ws, network_on), {probe_path(), "true"}, ws, env);
+    EXPECT_FALSE(has(plan.env, "CODEX_SANDBOX_NETWORK_DISABLED=1"));
+    EXPECT_FALSE(has(plan.env, "CODEX_SANDBOX_NETWORK_DISABLED=0"));
+    EXPECT_TRUE(has(plan.env, "CODEXD_SANDBOX_NETWORK=" + std::string(to_string(mode))));
+  }
 }
 
 TEST_P(PlanTest, LoaderVariablesReachOnlyTheCommand) {

@@ -13,7 +13,8 @@ namespace {
 TEST(HelperConfig, RoundTripsEveryField) {
   HelperConfig config;
   config.mode = HelperMode::kLandlock;
-  config.network = false;
+  config.network = NetworkMode::kProxy;
+  config.proxy_fd = 3;
   config.block_unix_sockets = true;
   config.writable = {"/work/ws", "/tmp"};
   config.read_only = {"/work/ws/.git"};
@@ -25,6 +26,7 @@ TEST(HelperConfig, RoundTripsEveryField) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
   EXPECT_EQ(parsed->mode, config.mode);
   EXPECT_EQ(parsed->network, config.network);
+  EXPECT_EQ(parsed->proxy_fd, config.proxy_fd);
   EXPECT_EQ(parsed->block_unix_sockets, config.block_unix_sockets);
   EXPECT_EQ(parsed->writable, config.writable);
   EXPECT_EQ(parsed->read_only, config.read_only);
@@ -44,6 +46,14 @@ TEST(HelperConfig, RefusesIncompleteOrUnknownArguments) {
   EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--write=rel", "--", "true"}).ok());
   EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--bogus", "--", "true"}).ok());
   EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--setenv=NOVALUE", "--", "true"}).ok());
+  // The old spelling is not accepted: "on" no longer says which network.
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=on", "--", "true"}).ok());
+  // The proxy channel comes with network mode proxy, and only with it.
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--proxy-fd=3", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--proxy-fd=2", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--proxy-fd=x", "--", "true"}).ok());
+  EXPECT_TRUE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--proxy-fd=3", "--", "true"}).ok());
 }
 
 TEST(LoaderEnv, LoaderVariablesAreDeferredAndMarkersDropped) {
@@ -61,7 +71,7 @@ bool has_rule(const std::vector<SeccompRule>& rules, const std::string& name) {
 
 TEST(SeccompRules, NetworkOffAddsCodexRulesAndMore) {
   HelperConfig off;
-  off.network = false;
+  off.network = NetworkMode::kOff;
   std::vector<SeccompRule> rules = seccomp_rules(off);
   for (const char* name : {"connect", "bind", "listen", "accept", "accept4", "sendto", "sendmmsg",
                            "recvmmsg", "getsockopt", "setsockopt", "getpeername", "getsockname",
@@ -72,11 +82,13 @@ TEST(SeccompRules, NetworkOffAddsCodexRulesAndMore) {
                            "pivot_root", "chroot", "kexec_load", "init_module", "clone", "clone3"}) {
     EXPECT_TRUE(has_rule(rules, name)) << name;
   }
-  HelperConfig on;
-  on.network = true;
-  rules = seccomp_rules(on);
-  EXPECT_FALSE(has_rule(rules, "connect"));
-  EXPECT_TRUE(has_rule(rules, "ptrace"));
+  for (NetworkMode mode : {NetworkMode::kProxy, NetworkMode::kHost}) {
+    HelperConfig on;
+    on.network = mode;
+    rules = seccomp_rules(on);
+    EXPECT_FALSE(has_rule(rules, "connect"));
+    EXPECT_TRUE(has_rule(rules, "ptrace"));
+  }
 }
 
 // A call refused whatever its arguments is printed by name: the label comes from the data,
@@ -97,13 +109,16 @@ TEST(SeccompRules, EveryUnconditionalRefusalIsNamedInItsLabel) {
 }
 
 TEST(SeccompRules, EveryConfigurationCompiles) {
-  for (bool network : {false, true}) {
-    for (bool block_unix : {false, true}) {
-      HelperConfig config;
-      config.network = network;
-      config.block_unix_sockets = block_unix;
-      Status status = install_seccomp_filter(config, /*build_only=*/true);
-      EXPECT_TRUE(status.ok()) << status.to_string();
+  for (NetworkMode network : {NetworkMode::kOff, NetworkMode::kProxy, NetworkMode::kHost}) {
+    for (HelperMode mode : {HelperMode::kBwrap, HelperMode::kLandlock}) {
+      for (bool block_unix : {false, true}) {
+        HelperConfig config;
+        config.mode = mode;
+        config.network = network;
+        config.block_unix_sockets = block_unix;
+        Status status = install_seccomp_filter(config, /*build_only=*/true);
+        EXPECT_TRUE(status.ok()) << status.to_string();
+      }
     }
   }
 }

@@ -73,7 +73,7 @@ TEST(PeerNamespaces, SandboxedPeerIsRecognizedAndHostPeerAccepted) {
   ASSERT_TRUE(listener.ready());
 
   SpecOptions options;
-  options.network = true;  // with the network off connect() itself is refused
+  options.network = NetworkMode::kHost;  // with the network off connect() itself is refused
   std::string why;
   bool verdict = true;
   std::thread server([&] { verdict = listener.accept_one(&why); });

@@ -83,7 +83,7 @@ TEST(ResolveSpec, WorkspaceWriteRootsInCodexOrderSortedBySpecificity) {
   EXPECT_TRUE(std::is_sorted(roots.begin(), roots.end(), [](const std::string& a, const std::string& b) {
     return std::count(a.begin(), a.end(), '/') < std::count(b.begin(), b.end(), '/');
   }));
-  EXPECT_FALSE(spec->network_access);
+  EXPECT_EQ(spec->network, NetworkMode::kOff);
 
   policy.exclude_slash_tmp = true;
   policy.exclude_tmpdir_env_var = true;
@@ -204,7 +204,7 @@ TEST(ResolveSpec, ModesReadOnlyAndDangerFullAccess) {
   ScratchDir dir;
   SandboxPolicy policy;
   policy.mode = SandboxMode::kReadOnly;
-  policy.network_access = false;
+  policy.network = NetworkMode::kOff;
   Result<SandboxSpec> spec = resolve(policy, dir.path());
   ASSERT_TRUE(spec.ok());
   EXPECT_TRUE(spec->writable_roots.empty());
@@ -214,7 +214,7 @@ TEST(ResolveSpec, ModesReadOnlyAndDangerFullAccess) {
   spec = resolve(policy, dir.path());
   ASSERT_TRUE(spec.ok());
   EXPECT_TRUE(spec->has_full_disk_write());
-  EXPECT_TRUE(spec->network_access);
+  EXPECT_EQ(spec->network, NetworkMode::kHost);
 
   policy.denied_read = {dir.make_file("secret")};
   EXPECT_EQ(resolve(policy, dir.path()).status().code(), StatusCode::kInvalidArgument);

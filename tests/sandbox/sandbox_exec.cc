@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
       if (!mode) return 2;
       policy.mode = *mode;
     } else if (arg == "--network") {
-      policy.network_access = true;
+      policy.network = sb::NetworkMode::kProxy;
     } else if (arg.rfind("--writable=", 0) == 0) {
       policy.writable_roots.push_back(value("--writable="));
     } else if (arg.rfind("--deny-read=", 0) == 0) {

@@ -97,13 +97,63 @@ int inet_exchange(int family, int type, const char* host, int port) {
     inet_pton(AF_INET6, host, &a->sin6_addr);
     len = sizeof *a;
   }
-  if (type == SOCK_STREAM) {
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) return failed("connect");
-    if (send(fd, "ping", 4, 0) != 4) return failed("send");
-  } else {
-    if (sendto(fd, "ping", 4, 0, reinterpret_cast<sockaddr*>(&addr), len) != 4) return failed("sendto");
-  }
+  // UDP is connected too: a closed port then fails at once (ICMP port unreachable) instead
+  // of waiting out the reply timeout.
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) return failed("connect");
+  if (send(fd, "ping", 4, 0) != 4) return failed("send");
   return expect_pong(fd, "exchange");
+}
+
+// The port of "http://127.0.0.1:PORT" in the variable `name`; 0 when unset or malformed.
+int port_from_proxy_variable(const char* name) {
+  const char* value = getenv(name);
+  const char* prefix_http = "http://127.0.0.1:";
+  const char* prefix_socks = "socks5h://127.0.0.1:";
+  if (value == nullptr) return 0;
+  if (strncmp(value, prefix_http, strlen(prefix_http)) == 0) return atoi(value + strlen(prefix_http));
+  if (strncmp(value, prefix_socks, strlen(prefix_socks)) == 0) return atoi(value + strlen(prefix_socks));
+  return 0;
+}
+
+// Both proxy ports named by the environment answer (the test's stand-in proxy says "pong").
+int proxy_ping() {
+  for (const char* variable : {"http_proxy", "ALL_PROXY"}) {
+    int port = port_from_proxy_variable(variable);
+    if (port == 0) {
+      errno = ENOENT;
+      return failed(variable);
+    }
+    if (inet_exchange(AF_INET, SOCK_STREAM, "127.0.0.1", port) != 0) return 1;
+  }
+  return ok("proxy-ping");
+}
+
+// Lists links over rtnetlink; prints their count. Fails when netlink is refused.
+int netlink_links() {
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */);
+  if (fd < 0) return failed("netlink socket");
+  struct {
+    struct { uint32_t len; uint16_t type, flags; uint32_t seq, pid; } header;
+    unsigned char family, pad; uint16_t type; int32_t index; uint32_t flags, change;
+  } request{{sizeof request, 18 /* RTM_GETLINK */, 0x301 /* NLM_F_REQUEST|NLM_F_DUMP */, 1, 0}, 0, 0, 0, 0, 0, 0};
+  if (send(fd, &request, sizeof request, 0) < 0) return failed("netlink send");
+  char buf[16384];
+  ssize_t n = recv(fd, buf, sizeof buf, 0);
+  if (n <= 0) return failed("netlink recv");
+  printf("NETLINK %zd bytes\n", n);
+  return ok("netlink");
+}
+
+// Listens on 127.0.0.1:PORT.
+int tcp4_listen(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return failed("socket");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return failed("bind");
+  return listen(fd, 1) == 0 ? ok("listen") : failed("listen");
 }
 
 // A minimal DNS query for "codexd.test" type A.
@@ -116,9 +166,8 @@ int dns_query(const char* host, int port) {
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
   inet_pton(AF_INET, host, &a.sin_addr);
-  if (sendto(fd, query, sizeof query, 0, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0) {
-    return failed("sendto");
-  }
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return failed("connect");
+  if (send(fd, query, sizeof query, 0) < 0) return failed("send");
   pollfd p{fd, POLLIN, 0};
   if (poll(&p, 1, 10000) <= 0) return failed("dns reply");
   unsigned char reply[512];
@@ -354,6 +403,10 @@ int main(int argc, char** argv) {
     char c = 'x';
     return ioctl(slave, TIOCSTI, &c) == 0 ? ok("tiocsti") : failed("tiocsti");
   }
+  if (cmd == "proxy-ping") return proxy_ping();
+  if (cmd == "netlink-links") return netlink_links();
+  if (cmd == "tcp4-listen" && has) return tcp4_listen(atoi(arg(2)));
+  if (cmd == "fd-open" && has) return fcntl(atoi(arg(2)), F_GETFD) >= 0 ? ok("fd open") : failed("fd open");
   if (cmd == "env" && has) {
     const char* value = getenv(arg(2));
     printf("ENV %s=%s\n", arg(2), value ? value : "(unset)");

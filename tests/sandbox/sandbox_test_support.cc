@@ -4,12 +4,15 @@
 #include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +22,9 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
+
+#include "platform/posix/fd_passing.h"
 
 namespace codexd::sandbox::testing {
 namespace {
@@ -31,8 +37,9 @@ std::vector<char*> c_strings(const std::vector<std::string>& words) {
 }
 
 // fork + exec; between them only async-signal-safe calls (the test may run listener threads).
+// `pass_fd` >= 0 becomes descriptor 3 (the proxy channel), as the daemon's spawn does it.
 pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-            const std::string& cwd, const RunOptions& options, int stdin_fd, int out_fd) {
+            const std::string& cwd, const RunOptions& options, int stdin_fd, int out_fd, int pass_fd = -1) {
   std::vector<char*> c_argv = c_strings(argv);
   std::vector<char*> c_env = c_strings(env);
   bool switch_uid = options.uid.has_value();
@@ -50,12 +57,15 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   ::dup2(stdin_fd, 0);
   ::dup2(out_fd, 1);
   ::dup2(out_fd, 2);
+  if (pass_fd == 3) ::fcntl(3, F_SETFD, 0);
+  else if (pass_fd >= 0) ::dup2(pass_fd, 3);  // dup2 clears FD_CLOEXEC on the copy
+  const unsigned first = pass_fd >= 0 ? 4U : 3U;
   if (leak >= 0) {
     ::dup2(leak, 5);  // dup2 clears FD_CLOEXEC on the copy
     ::syscall(SYS_close_range, 6U, ~0U, 0U);
-    ::syscall(SYS_close_range, 3U, 4U, 0U);
+    if (first <= 4U) ::syscall(SYS_close_range, first, 4U, 0U);
   } else {
-    ::syscall(SYS_close_range, 3U, ~0U, 0U);
+    ::syscall(SYS_close_range, first, ~0U, 0U);
   }
   if (switch_uid && (::setgroups(0, nullptr) != 0 || ::setresgid(uid, uid, uid) != 0 ||
                      ::setresuid(uid, uid, uid) != 0)) {
@@ -67,12 +77,70 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
 }
 
 
+// Stands in for the daemon's proxy: takes the listening sockets from the channel, answers
+// "pong" on each connection until stopped.
+class StandInProxy {
+ public:
+  explicit StandInProxy(UniqueFd channel) : channel_(std::move(channel)) {
+    if (::pipe2(stop_, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~StandInProxy() { stop(); }
+  void stop() {
+    if (!thread_.joinable()) return;
+    ::close(stop_[1]);
+    thread_.join();
+    ::close(stop_[0]);
+  }
+  std::string message() const { return message_; }
+  int connections() const { return connections_; }
+
+ private:
+  void serve() {
+    pollfd wait_channel[2] = {{channel_.get(), POLLIN, 0}, {stop_[0], POLLIN, 0}};
+    if (::poll(wait_channel, 2, -1) <= 0 || wait_channel[1].revents != 0) return;
+    Result<posix::ReceivedFds> received = posix::receive_fds(channel_.get());
+    if (!received.ok()) return;
+    message_ = received->payload;
+    std::vector<pollfd> fds;
+    for (const UniqueFd& fd : received->fds) fds.push_back({fd.get(), POLLIN, 0});
+    fds.push_back({stop_[0], POLLIN, 0});
+    while (::poll(fds.data(), fds.size(), -1) > 0 && fds.back().revents == 0) {
+      for (size_t i = 0; i + 1 < fds.size(); ++i) {
+        if (fds[i].revents == 0) continue;
+        int conn = ::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (conn < 0) continue;
+        ++connections_;
+        char buf[16];
+        pollfd p{conn, POLLIN, 0};
+        if (::poll(&p, 1, 10000) > 0 && ::recv(conn, buf, sizeof buf, 0) > 0) ::send(conn, "pong", 4, MSG_NOSIGNAL);
+        ::close(conn);
+      }
+    }
+  }
+
+  UniqueFd channel_;
+  int stop_[2] = {-1, -1};
+  std::string message_;
+  std::atomic<int> connections_{0};
+  std::thread thread_;
+};
+
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-              const std::string& cwd, const RunOptions& options) {
+              const std::string& cwd, const RunOptions& options, bool proxy_channel = false) {
   int out[2];
   int in[2];
   if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
-  pid_t pid = spawn(argv, env, cwd, options, in[0], out[1]);
+  std::unique_ptr<StandInProxy> proxy;
+  posix::SocketPair channel;
+  if (proxy_channel) {
+    Result<posix::SocketPair> pair = posix::make_seqpacket_pair();
+    if (!pair.ok()) throw std::runtime_error(pair.status().to_string());
+    channel = std::move(*pair);
+  }
+  pid_t pid = spawn(argv, env, cwd, options, in[0], out[1], proxy_channel ? channel.second.get() : -1);
+  channel.second.reset();
+  if (proxy_channel) proxy = std::make_unique<StandInProxy>(std::move(channel.first));
   ::close(out[1]);
   ::close(in[0]);
   if (!options.stdin_data.empty()) {
@@ -92,6 +160,11 @@ RunResult run(const std::vector<std::string>& argv, const std::vector<std::strin
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  if (proxy) {
+    proxy->stop();
+    result.proxy_message = proxy->message();
+    result.proxy_connections = proxy->connections();
+  }
   return result;
 }
 
@@ -125,7 +198,7 @@ std::string RunResult::describe() const {
 }
 
 RunResult run_plan(const LaunchPlan& plan, const RunOptions& options) {
-  return run(plan.argv, plan.env, plan.cwd, options);
+  return run(plan.argv, plan.env, plan.cwd, options, plan.proxy_channel_fd >= 0);
 }
 
 RunResult run_unsandboxed(const std::vector<std::string>& argv, const std::string& cwd,
@@ -188,7 +261,7 @@ SandboxSpec make_spec(const std::string& cwd, const SpecOptions& options) {
   SandboxPolicy policy;
   policy.mode = options.mode;
   policy.writable_roots = options.extra_writable;
-  policy.network_access = options.network;
+  policy.network = options.network;
   policy.exclude_slash_tmp = !options.include_slash_tmp;
   policy.exclude_tmpdir_env_var = true;
   policy.denied_read = options.denied_read;

@@ -24,6 +24,10 @@ struct RunResult {
   int exit_code = -1;  // -1 when killed by a signal
   int term_signal = 0;
   std::string output;  // stdout + stderr
+  // Network mode proxy: what the helper sent over the proxy channel ("codexd-proxy/1 http=..")
+  // and how many connections the stand-in proxy (which answers "pong") accepted.
+  std::string proxy_message;
+  int proxy_connections = 0;
   bool succeeded() const { return exit_code == 0; }
   std::string describe() const;
 };
@@ -37,7 +41,9 @@ struct RunOptions {
 };
 
 // Execs plan.argv with exactly plan.env in plan.cwd, in a new session with PDEATHSIG and
-// only fds 0-2 open, like the daemon; waits and returns the result.
+// only fds 0-2 open, like the daemon; waits and returns the result. A plan with a proxy
+// channel gets one as descriptor 3, served by a stand-in for the daemon's proxy that
+// receives the listening sockets and answers "pong" on every connection.
 RunResult run_plan(const LaunchPlan& plan, const RunOptions& options = {});
 
 // The control: the same probe without any sandbox.
@@ -76,7 +82,7 @@ const SandboxManager* manager_for(TestBackend backend, std::string* why);
 
 struct SpecOptions {
   std::vector<std::string> extra_writable;
-  bool network = false;
+  NetworkMode network = NetworkMode::kOff;
   bool include_slash_tmp = false;
   std::vector<std::string> denied_read;
   std::vector<std::string> masked;

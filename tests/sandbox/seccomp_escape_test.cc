@@ -76,7 +76,7 @@ TEST_P(SeccompEscape, NoTerminalInputInjection) {
 TEST_P(SeccompEscape, NetworkOnStillRefusesTheRest) {
   CODEXD_MANAGER_OR_SKIP(manager, GetParam());
   SpecOptions options;
-  options.network = true;
+  options.network = NetworkMode::kHost;
   SandboxSpec spec = make_spec(ws_, options);
   expect_blocked(*manager, spec, ws_, {"bpf"});
   expect_blocked(*manager, spec, ws_, {"unshare-user"});

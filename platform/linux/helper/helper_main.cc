@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "platform/linux/capability_drop.h"
+#include "platform/linux/helper/proxy_ports.h"
 #include "platform/linux/helper/run_command.h"
 #include "platform/linux/helper_config.h"
 #include "platform/linux/landlock_ruleset.h"
@@ -53,9 +54,18 @@ void close_stray_descriptors() {
   for (long fd = 3; fd < (max_fd > 0 ? max_fd : 1024); ++fd) ::close(static_cast<int>(fd));
 }
 
+void set_environment(const std::vector<std::string>& entries) {
+  for (const std::string& entry : entries) {
+    size_t eq = entry.find('=');
+    if (::setenv(entry.substr(0, eq).c_str(), entry.substr(eq + 1).c_str(), 1) != 0) {
+      fail("setenv", std::strerror(errno));
+    }
+  }
+}
+
 int self_test(const lb::HelperConfig& config) {
   lb::HelperConfig probe = config;
-  probe.network = false;
+  probe.network = codexd::sandbox::NetworkMode::kOff;
   probe.block_unix_sockets = true;
   check("self-test seccomp", lb::install_seccomp_filter(probe, /*build_only=*/true));
   std::printf("codexd-sandbox-helper ok landlock-abi=%d\n", lb::landlock_abi_version());
@@ -73,6 +83,16 @@ int main(int argc, char** argv) {
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("PR_SET_NO_NEW_PRIVS", std::strerror(errno));
 
+  // Before the filter: the helper itself binds the ports, the command never may.
+  std::vector<uint16_t> proxy_ports;
+  if (config.network == codexd::sandbox::NetworkMode::kProxy) {
+    codexd::Result<codexd::sandbox::ProxyPorts> ports = lb::hand_over_proxy_ports(config);
+    if (!ports.ok()) fail("proxy ports", ports.status().to_string());
+    proxy_ports = {ports->http, ports->socks};
+    // Landlock has no network namespace, so the ports are ephemeral and only known now.
+    if (config.mode == lb::HelperMode::kLandlock) set_environment(codexd::sandbox::proxy_environment(*ports));
+  }
+
   std::vector<lb::LandlockGrant> grants;
   int abi = 0;
   if (config.mode == lb::HelperMode::kLandlock) {
@@ -84,7 +104,9 @@ int main(int argc, char** argv) {
   }
 
   check("capabilities", lb::drop_all_capabilities());
-  if (config.mode == lb::HelperMode::kLandlock) check("landlock", lb::apply_landlock(grants, config, abi));
+  if (config.mode == lb::HelperMode::kLandlock) {
+    check("landlock", lb::apply_landlock(grants, config, abi, proxy_ports));
+  }
   check("seccomp", lb::install_seccomp_filter(config));
 
   // No core files (they would land in the writable cwd and may hold secrets); a core_pattern
@@ -92,12 +114,7 @@ int main(int argc, char** argv) {
   struct rlimit no_core {0, 0};
   if (::setrlimit(RLIMIT_CORE, &no_core) != 0) fail("RLIMIT_CORE", std::strerror(errno));
 
-  for (const std::string& entry : config.deferred_env) {
-    size_t eq = entry.find('=');
-    if (::setenv(entry.substr(0, eq).c_str(), entry.substr(eq + 1).c_str(), 1) != 0) {
-      fail("setenv", std::strerror(errno));
-    }
-  }
+  set_environment(config.deferred_env);
   close_stray_descriptors();
 
   std::vector<char*> command;

@@ -1,0 +1,96 @@
+#include "platform/posix/fd_passing.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace codexd::posix {
+namespace {
+
+constexpr size_t kMaxPayload = 1024;
+
+union ControlBuffer {
+  char bytes[CMSG_SPACE(sizeof(int) * kMaxPassedFds)];
+  cmsghdr align;
+};
+
+// Takes ownership of every descriptor in the message's SCM_RIGHTS blocks.
+std::vector<UniqueFd> take_fds(msghdr& message) {
+  std::vector<UniqueFd> fds;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      fds.emplace_back(fd);
+    }
+  }
+  return fds;
+}
+
+}  // namespace
+
+Result<SocketPair> make_seqpacket_pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
+    return ErrnoStatus("socketpair(AF_UNIX, SOCK_SEQPACKET)", errno);
+  }
+  return SocketPair{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+Status send_fds(int socket, std::string_view payload, const std::vector<int>& fds) {
+  if (payload.empty() || payload.size() > kMaxPayload) return InvalidArgument("payload must be 1..1024 bytes");
+  if (fds.size() > kMaxPassedFds) return InvalidArgument("too many descriptors in one message");
+  iovec iov{const_cast<char*>(payload.data()), payload.size()};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  ControlBuffer control{};
+  if (!fds.empty()) {
+    message.msg_control = control.bytes;
+    message.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  }
+  ssize_t n;
+  do {
+    n = ::sendmsg(socket, &message, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("sendmsg: would block");
+  if (n < 0) return ErrnoStatus("sendmsg", errno);
+  if (static_cast<size_t>(n) != payload.size()) return Internal("sendmsg: short write on a seqpacket socket");
+  return Status::Ok();
+}
+
+Result<ReceivedFds> receive_fds(int socket) {
+  char buffer[kMaxPayload + 1];
+  iovec iov{buffer, sizeof buffer};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  ControlBuffer control{};
+  message.msg_control = control.bytes;
+  message.msg_controllen = sizeof control.bytes;
+  ssize_t n;
+  do {
+    n = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("recvmsg: nothing to read yet");
+  if (n < 0) return ErrnoStatus("recvmsg", errno);
+  ReceivedFds received;
+  received.fds = take_fds(message);  // owned from here on, closed on every error below
+  if (n == 0 && received.fds.empty()) return NotFound("the peer closed the channel without sending");
+  if ((message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || static_cast<size_t>(n) > kMaxPayload) {
+    return InvalidArgument("message or its descriptors truncated");
+  }
+  received.payload.assign(buffer, static_cast<size_t>(n));
+  return received;
+}
+
+}  // namespace codexd::posix
