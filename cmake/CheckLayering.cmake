@@ -12,8 +12,9 @@
 #   daemon/config         base, codexd (api_constants.h), policies, platform/posix (root-ownership check), platform/sandbox,
 #                         daemon/exec (value types only)
 #   daemon/exec           base, platform/posix, platform/sandbox (the Backend value type)
+#   daemon/network        base, platform/posix (the splice relay)
 #   daemon/orchestrator   base, policies, platform/posix (identity: users, groups, credentials),
-#                         platform/sandbox, daemon/config, daemon/exec
+#                         platform/sandbox, daemon/config, daemon/exec, daemon/network
 #   daemon/server         everything below it, and the generated protobuf code
 #   client/               base, policies, the generated protobuf code, client
 #
@@ -28,8 +29,9 @@ set(_rooms
   "platform/backends|base,platform/posix,platform/sandbox,platform/linux,platform/macos"
   "daemon/config|base,codexd,policies,platform/posix,platform/sandbox,daemon/exec"
   "daemon/exec|base,platform/posix,platform/sandbox"
-  "daemon/orchestrator|base,policies,platform/posix,platform/sandbox,daemon/config,daemon/exec"
-  "daemon/server|base,codexd,policies,platform/posix,platform/sandbox,platform/linux,platform/backends,daemon/config,daemon/exec,daemon/orchestrator"
+  "daemon/network|base,platform/posix"
+  "daemon/orchestrator|base,policies,platform/posix,platform/sandbox,daemon/config,daemon/exec,daemon/network"
+  "daemon/server|base,codexd,policies,platform/posix,platform/sandbox,platform/linux,platform/backends,daemon/config,daemon/exec,daemon/network,daemon/orchestrator"
   "client|base,codexd,policies,client"
 )
 
