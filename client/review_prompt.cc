@@ -17,6 +17,7 @@ const char* reason_kind(v1::ApprovalReason::Kind kind) {
     case v1::ApprovalReason::HEURISTIC: return "the approval policy asks for this command";
     case v1::ApprovalReason::ESCALATION: return "the command asks to run WITHOUT the sandbox";
     case v1::ApprovalReason::SANDBOX_RETRY: return "it failed in the sandbox; retry WITHOUT the sandbox?";
+    case v1::ApprovalReason::NETWORK: return "a sandboxed command wants to reach a host no rule allows";
     default: return "approval needed";
   }
 }
@@ -37,9 +38,18 @@ std::string describe_approval(const v1::ApprovalRequest& r) {
   out += "approval " + r.approval_id() + " (uid " + std::to_string(r.requester_uid());
   if (!r.agent_id().empty()) out += ", agent " + r.agent_id();
   out += ")\n";
-  // Always the argv, quoted: a raw script string could hold terminal escapes or look like
-  // another command.
-  out += "  command: " + shell_join_range(r.argv()) + "\n";
+  if (r.has_network()) {
+    const auto& n = r.network();
+    // The host comes from the sandboxed command: quoted like any word it chose.
+    out += "  network: " + shell_quote(n.host()) + " port " + std::to_string(n.port()) + " (" + n.protocol() + ")";
+    if (n.session_id() != 0) out += ", session " + std::to_string(n.session_id());
+    out += "\n  from:    " + r.cmd() + "\n";  // the daemon's shell_join: quoted, terminal-safe
+    out += "  remember: network_rule(host=" + shell_quote(n.host()) + ", protocol=" + n.protocol() + ") -> allow\n";
+  } else {
+    // Always the argv, quoted: a raw script string could hold terminal escapes or look like
+    // another command.
+    out += "  command: " + shell_join_range(r.argv()) + "\n";
+  }
   out += "  in:      " + r.workdir() + "\n";
   out += "  why:     " + std::string(reason_kind(r.reason().kind()));
   if (!r.reason().message().empty()) out += " (" + r.reason().message() + ")";
@@ -64,7 +74,8 @@ std::string describe_approval(const v1::ApprovalRequest& r) {
 
 std::optional<v1::ReviewDecision> ask_on_terminal(const v1::ApprovalRequest& request, int tty_fd, int wake_fd) {
   std::string choices = "approve? [y]es once / [s]ession / ";
-  if (!request.proposed_amendment().empty()) choices += "[r]emember as a rule / ";
+  const bool can_remember = !request.proposed_amendment().empty() || request.has_network();
+  if (can_remember) choices += "[r]emember as a rule / ";
   choices += "[n]o / [a]bort / Enter skips: ";
   write_all(tty_fd, "\r\n" + describe_approval(request) + choices);
   std::string line;
@@ -84,7 +95,7 @@ std::optional<v1::ReviewDecision> ask_on_terminal(const v1::ApprovalRequest& req
   }
   if (line == "y" || line == "yes") return v1::APPROVED;
   if (line == "s" || line == "session") return v1::APPROVED_FOR_SESSION;
-  if ((line == "r" || line == "remember") && !request.proposed_amendment().empty()) return v1::APPROVED_EXECPOLICY_AMENDMENT;
+  if ((line == "r" || line == "remember") && can_remember) return v1::APPROVED_EXECPOLICY_AMENDMENT;
   if (line == "n" || line == "no") return v1::DENIED;
   if (line == "a" || line == "abort") return v1::ABORT;
   return std::nullopt;

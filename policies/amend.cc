@@ -9,6 +9,7 @@
 
 #include "policies/check_json.h"
 #include "policies/requirement.h"
+#include "policies/rule_builtins.h"
 
 namespace codexd::policy {
 namespace {
@@ -29,9 +30,10 @@ std::string allow_rule_line(const std::vector<std::string>& tokens) {
   return line + "], decision=\"allow\")";
 }
 
-Status append_allow_prefix_rule(const std::string& path, const std::vector<std::string>& tokens) {
-  if (tokens.empty()) return InvalidArgument("prefix rule requires at least one token");
-  if (is_banned_prefix(tokens)) return InvalidArgument("refusing to persist a rule for a banned prefix: " + tokens[0]);
+namespace {
+
+// Appends `line` + "\n" under an exclusive flock unless the file already holds that line.
+Status append_rule_line(const std::string& path, const std::string& line) {
   size_t slash = path.rfind('/');
   if (slash != std::string::npos && slash > 0) {
     std::string parent = path.substr(0, slash);
@@ -56,7 +58,6 @@ Status append_allow_prefix_rule(const std::string& path, const std::vector<std::
     if (n == 0) break;
     contents.append(buf, static_cast<size_t>(n));
   }
-  std::string line = allow_rule_line(tokens);
   size_t pos = 0;
   while (pos <= contents.size()) {
     size_t end = contents.find('\n', pos);
@@ -77,6 +78,29 @@ Status append_allow_prefix_rule(const std::string& path, const std::vector<std::
     written += static_cast<size_t>(n);
   }
   return Status::Ok();  // the lock is released when fd closes
+}
+
+}  // namespace
+
+Status append_allow_prefix_rule(const std::string& path, const std::vector<std::string>& tokens) {
+  if (tokens.empty()) return InvalidArgument("prefix rule requires at least one token");
+  if (is_banned_prefix(tokens)) return InvalidArgument("refusing to persist a rule for a banned prefix: " + tokens[0]);
+  return append_rule_line(path, allow_rule_line(tokens));
+}
+
+std::string allow_network_rule_line(const std::string& host, const std::string& protocol) {
+  return "network_rule(host=" + json_quote(host) + ", protocol=" + json_quote(protocol) + ", decision=\"allow\")";
+}
+
+Status append_allow_network_rule(const std::string& path, const std::string& host, const std::string& protocol) {
+  std::string normalized, error;
+  if (!normalize_network_host(host, &normalized, &error) || normalized != host) {
+    return InvalidArgument("refusing to persist a network_rule for host \"" + host + "\"" + (error.empty() ? "" : ": " + error));
+  }
+  if (protocol != "http" && protocol != "https" && protocol != "socks5_tcp" && protocol != "socks5_udp") {
+    return InvalidArgument("refusing to persist a network_rule with protocol \"" + protocol + "\"");
+  }
+  return append_rule_line(path, allow_network_rule_line(host, protocol));
 }
 
 }  // namespace codexd::policy

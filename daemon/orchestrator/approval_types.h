@@ -17,7 +17,7 @@ enum class ReviewDecision { kApproved, kApprovedForSession, kDenied, kAbort, kAp
 const char* review_decision_name(ReviewDecision decision);
 
 struct ApprovalReason {
-  enum class Kind { kPromptRule, kHeuristic, kEscalation, kSandboxRetry };
+  enum class Kind { kPromptRule, kHeuristic, kEscalation, kSandboxRetry, kNetwork };
   Kind kind = Kind::kHeuristic;
   std::string message;
   std::string justification;
@@ -31,6 +31,14 @@ struct SandboxSummaryText {
   sandbox::NetworkMode network = sandbox::NetworkMode::kOff;
   std::vector<std::string> denied_read;
   std::vector<std::string> protected_paths;
+};
+
+// A network approval: the proxy holds a connection until a reviewer answers.
+struct NetworkAccessText {
+  std::string host;
+  uint16_t port = 0;
+  std::string protocol;  // network_rule spelling: http | https | socks5_tcp
+  int session_id = 0;
 };
 
 struct ApprovalTicket {
@@ -50,6 +58,7 @@ struct ApprovalTicket {
   bool tty = false;
   std::vector<std::string> proposed_amendment;
   unsigned attempt = 1;
+  std::optional<NetworkAccessText> network;  // reason kNetwork only
 };
 
 struct ApprovalOutcome {

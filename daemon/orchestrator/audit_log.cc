@@ -76,7 +76,31 @@ void AuditLog::record(const AuditRecord& r) {
   if (r.exit_code) line["exit_code"] = *r.exit_code;
   line["approval_wait_ms"] = static_cast<int64_t>(r.approval_wait_ms);
   line["duration_ms"] = static_cast<int64_t>(r.duration_ms);
-  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void AuditLog::record(const NetworkAuditRecord& r) {
+  if (!logger_ && !journald_) return;
+  nlohmann::ordered_json line;
+  line["ts"] = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  line["tool"] = "network";
+  line["agent_id"] = r.agent_id;
+  line["uid"] = r.uid;
+  line["session_id"] = r.session_id;
+  line["host"] = r.host;
+  line["port"] = r.port;
+  line["protocol"] = r.protocol;
+  line["decision"] = r.allowed ? "allowed" : "denied";
+  line["reason"] = r.reason;
+  line["address"] = r.address;
+  line["bytes_up"] = r.bytes_up;
+  line["bytes_down"] = r.bytes_down;
+  line["duration_ms"] = r.duration_ms;
+  if (!r.error.empty()) line["error"] = r.error;
+  emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void AuditLog::emit(const std::string& text) {
   if (logger_) logger_->info(text);
 #ifdef CODEXD_HAVE_SYSTEMD
   if (journald_) sd_journal_send("MESSAGE=%s", text.c_str(), "SYSLOG_IDENTIFIER=codexd-audit", "PRIORITY=6", nullptr);

@@ -37,6 +37,24 @@ struct AuditRecord {
   double duration_ms = 0;
 };
 
+// One connection through the network proxy: who, where, what was decided, how much moved.
+// Never the request's path, query, headers or body.
+struct NetworkAuditRecord {
+  std::string agent_id;
+  uid_t uid = 0;
+  int session_id = 0;      // 0: a one-shot command
+  std::string host;
+  uint16_t port = 0;
+  std::string protocol;    // http | https | socks5_tcp
+  bool allowed = false;
+  std::string reason;
+  std::string address;     // ip:port connected to, "" if none
+  uint64_t bytes_up = 0;
+  uint64_t bytes_down = 0;
+  uint64_t duration_ms = 0;
+  std::string error;
+};
+
 class AuditLog {
  public:
   // `file` empty: no file; `journald`: also send to the journal. Neither: a no-op log.
@@ -44,11 +62,13 @@ class AuditLog {
   ~AuditLog();
 
   void record(const AuditRecord& record);
+  void record(const NetworkAuditRecord& record);  // thread-safe, like record(AuditRecord)
   std::string hash_call_id(const std::string& call_id) const;
   void flush();
 
  private:
   AuditLog() = default;
+  void emit(const std::string& line);
   std::shared_ptr<spdlog::logger> logger_;
   bool journald_ = false;
   std::string secret_;  // 32 random bytes

@@ -44,6 +44,7 @@
 #include "daemon/server/admin_service.h"
 #include "daemon/server/approvals_service.h"
 #include "daemon/server/exec_service.h"
+#include "daemon/server/network_plane.h"
 #include "daemon/server/peer_registry.h"
 #include "daemon/server/policy_service.h"
 #include "daemon/server/sandbox_service.h"
@@ -220,22 +221,38 @@ std::unique_ptr<orchestrator::ApprovalBroker> make_broker(boost::asio::io_contex
       io, options, std::make_shared<ConfiguredReviewers>(approvals.reviewer_uids, reviewer_group, std::move(is_admin)));
 }
 
-// "Approve and remember": append the prefix rule and reload, off the core thread; `then` runs on
-// the core thread either way.
-using AmendPolicy = decltype(orchestrator::OrchestratorDeps::amend_policy);
-AmendPolicy make_amender(boost::asio::thread_pool& blocking, boost::asio::io_context& io,
-                         orchestrator::PolicyStore& policies, std::string amend_file) {
-  return [&blocking, &io, &policies, amend_file = std::move(amend_file)](std::vector<std::string> prefix,
-                                                                          std::function<void()> then) {
-    boost::asio::post(blocking, [&io, &policies, amend_file, prefix = std::move(prefix), then = std::move(then)]() mutable {
-      Status appended = policy::append_allow_prefix_rule(amend_file, prefix);
+// "Approve and remember": `append` writes the rule, then the policy reloads, off the core
+// thread; `then` runs on the core thread either way.
+using RuleAppender = std::function<void(std::function<Status()> append, std::function<void()> then)>;
+RuleAppender make_rule_appender(boost::asio::thread_pool& blocking, boost::asio::io_context& io,
+                                orchestrator::PolicyStore& policies) {
+  return [&blocking, &io, &policies](std::function<Status()> append, std::function<void()> then) {
+    boost::asio::post(blocking, [&io, &policies, append = std::move(append), then = std::move(then)]() mutable {
+      Status appended = append();
       if (!appended.ok()) {
-        spdlog::warn("could not remember the approved prefix: {}", appended.message());
+        spdlog::warn("could not remember the approval: {}", appended.message());
       } else if (auto reloaded = policies.reload(); !reloaded.ok) {
         for (const auto& e : reloaded.errors) spdlog::error("policy reload after an amendment failed: {}", e);
       }
       boost::asio::post(io, std::move(then));
     });
+  };
+}
+
+using AmendPolicy = decltype(orchestrator::OrchestratorDeps::amend_policy);
+AmendPolicy make_amender(const RuleAppender& appender, std::string amend_file) {
+  return [appender, amend_file = std::move(amend_file)](std::vector<std::string> prefix, std::function<void()> then) {
+    appender([amend_file, prefix = std::move(prefix)] { return policy::append_allow_prefix_rule(amend_file, prefix); },
+             std::move(then));
+  };
+}
+
+using RememberHost = decltype(orchestrator::NetworkDeciderDeps::remember);
+RememberHost make_host_amender(const RuleAppender& appender, std::string amend_file) {
+  return [appender, amend_file = std::move(amend_file)](std::string host, std::string protocol, std::function<void()> then) {
+    appender([amend_file, host = std::move(host), protocol = std::move(protocol)] {
+      return policy::append_allow_network_rule(amend_file, host, protocol);
+    }, std::move(then));
   };
 }
 
@@ -257,6 +274,7 @@ struct Daemon::Impl {
   std::unique_ptr<sandbox::SandboxManager> sandbox;
   std::unique_ptr<orchestrator::PolicyStore> policies;
   std::unique_ptr<orchestrator::AuditLog> audit;
+  std::unique_ptr<NetworkPlane> network;  // before `core`: sessions hold its leases
   Core core;
 
   PeerRegistry peers;
@@ -303,22 +321,29 @@ void Daemon::Impl::build_core() {
   core.engine = make_engine(io, config.exec);
   core.broker = make_broker(io, config.approvals, context.is_admin);
   core.cache = std::make_unique<orchestrator::ApprovalCache>(config.approvals.session_cache_entries);
+  RuleAppender appender = make_rule_appender(blocking, io, *policies);
+  const std::string& amend_file = config.policy.amend_file;
+  network = std::make_unique<NetworkPlane>(
+      orchestrator::NetworkDeciderDeps{&io, &config, policies.get(), core.broker.get(),
+                                       amend_file.empty() ? RememberHost{} : make_host_amender(appender, amend_file)},
+      audit.get());
   core.launches = std::make_unique<orchestrator::LaunchBuilder>(orchestrator::LaunchBuilderDeps{
       &config, sandbox.get(), exec::current_process_environment(), socket_path.substr(0, socket_path.rfind('/')),
-      /*proxy_channels=*/nullptr});
+      network->channels()});
   orchestrator::OrchestratorDeps deps;
   deps.config = &config;
   deps.policies = policies.get();
   deps.launches = core.launches.get();
   deps.broker = core.broker.get();
   deps.cache = core.cache.get();
-  if (!config.policy.amend_file.empty()) deps.amend_policy = make_amender(blocking, io, *policies, config.policy.amend_file);
+  if (!amend_file.empty()) deps.amend_policy = make_amender(appender, amend_file);
   core.orchestrator = std::make_unique<orchestrator::Orchestrator>(std::move(deps));
   core.runner = std::make_unique<orchestrator::CommandRunner>(io, *core.orchestrator, *core.engine, *audit);
 }
 
 void Daemon::Impl::start_core_thread() {
   core_work.emplace(io.get_executor());
+  network->start();
   signals.add(SIGTERM);
   signals.add(SIGINT);
   signals.add(SIGHUP);
@@ -474,6 +499,7 @@ int Daemon::wait() {
     cleaned.set_value();
   });
   cleaned.get_future().wait();
+  d.network->stop();
   // In-flight calls get cancelled; their reactors finish on the still-running core thread.
   d.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   d.server->Wait();

@@ -36,6 +36,7 @@ v1::ApprovalReason::Kind to_proto(orchestrator::ApprovalReason::Kind kind) {
     case K::kHeuristic: return v1::ApprovalReason::HEURISTIC;
     case K::kEscalation: return v1::ApprovalReason::ESCALATION;
     case K::kSandboxRetry: return v1::ApprovalReason::SANDBOX_RETRY;
+    case K::kNetwork: return v1::ApprovalReason::NETWORK;
   }
   return v1::ApprovalReason::KIND_UNSPECIFIED;
 }
@@ -235,6 +236,13 @@ void fill_approval(const orchestrator::ApprovalTicket& t, v1::ApprovalRequest* o
   out->set_tty(t.tty);
   for (const auto& a : t.proposed_amendment) out->add_proposed_amendment(a);
   out->set_attempt(t.attempt);
+  if (t.network) {
+    auto* n = out->mutable_network();
+    n->set_host(t.network->host);
+    n->set_port(t.network->port);
+    n->set_protocol(t.network->protocol);
+    n->set_session_id(t.network->session_id);
+  }
 }
 
 void fill_approval_event(const orchestrator::ApprovalEvent& event, v1::ApprovalEvent* out) {

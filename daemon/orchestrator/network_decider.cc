@@ -1,0 +1,130 @@
+#include "daemon/orchestrator/network_decider.h"
+
+#include <boost/asio/post.hpp>
+
+namespace codexd::orchestrator {
+namespace {
+
+// The approval-policy word that turns a prompt into a refusal.
+bool prompts_are_refused(const config::Config& config, const std::string& agent) {
+  return config.approval_policy_for(agent).kind == policy::ApprovalPolicyKind::kNever;
+}
+
+network::NetworkVerdict refused(std::string reason) {
+  network::NetworkVerdict v;
+  v.allowed = false;
+  v.reason = std::move(reason);
+  return v;
+}
+
+std::string how_to_ask(const std::string& host, const std::string& protocol) {
+  return " (to allow it: add \"" + host + "\" to [network] allow, or network_rule(host=\"" + host +
+         "\", protocol=\"" + protocol + "\", decision=\"allow\") to a rules file)";
+}
+
+}  // namespace
+
+network::NetworkVerdict NetworkDecider::allowed(std::string reason, bool non_public) const {
+  network::NetworkVerdict v;
+  v.allowed = true;
+  v.reason = std::move(reason);
+  v.allow_non_public = non_public;
+  v.limited = deps_.config->network.limited;
+  return v;
+}
+
+void NetworkDecider::decide(const network::ProxyOrigin& origin, const network::ConnectTarget& target, Done done) {
+  boost::asio::post(*deps_.core, [this, origin, target, done = std::move(done)]() mutable {
+    decide_on_core(origin, target, std::move(done));
+  });
+}
+
+void NetworkDecider::decide_on_core(const network::ProxyOrigin& origin, const network::ConnectTarget& target,
+                                    Done done) {
+  const std::string protocol(network::to_string(target.protocol));
+  NetworkQuestion question{origin.agent_id, target.host, target.port, protocol};
+  NetworkAssessment assessment = assess_network(*deps_.config, *deps_.policies->current(), question);
+  switch (assessment.decision) {
+    case NetworkDecision::kAllow:
+      done(allowed(assessment.reason, assessment.names_host_exactly));
+      return;
+    case NetworkDecision::kForbidden:
+      done(refused(assessment.reason + how_to_ask(target.host, protocol)));
+      return;
+    case NetworkDecision::kPrompt:
+      break;
+  }
+  if (prompts_are_refused(*deps_.config, origin.agent_id)) {
+    done(refused(assessment.reason + " and the approval policy is never" + how_to_ask(target.host, protocol)));
+    return;
+  }
+  Key key{origin.uid, origin.agent_id, target.host, target.port, protocol};
+  if (approved_for_session_.count(key) != 0) {
+    done(allowed("approved for the session by a reviewer", is_ip_literal(target.host)));
+    return;
+  }
+  auto [it, first] = waiting_.try_emplace(key);
+  it->second.push_back(std::move(done));
+  if (first) ask_reviewer(origin, target, key, assessment);
+}
+
+void NetworkDecider::ask_reviewer(const network::ProxyOrigin& origin, const network::ConnectTarget& target, Key key,
+                                  const NetworkAssessment& assessment) {
+  ApprovalTicket ticket;
+  ticket.requester_uid = origin.uid;
+  ticket.agent_id = origin.agent_id;
+  ticket.cmd = origin.command;
+  ticket.reason = {ApprovalReason::Kind::kNetwork,
+                   "connect to " + target.host + ":" + std::to_string(target.port) + " (" +
+                       std::string(network::to_string(target.protocol)) + "): " + assessment.reason,
+                   {}};
+  ticket.network = NetworkAccessText{target.host, target.port, std::string(network::to_string(target.protocol)),
+                                     static_cast<int>(origin.session_id)};
+  deps_.broker->request(std::move(ticket), [this, key, target](const ApprovalOutcome& outcome) {
+    answer(key, outcome, target);
+  });
+}
+
+void NetworkDecider::answer(const Key& key, const ApprovalOutcome& outcome, const network::ConnectTarget& target) {
+  const std::string protocol(network::to_string(target.protocol));
+  if (outcome.kind != ApprovalOutcome::Kind::kDecided) {
+    finish_waiters(key, refused(std::string("no reviewer answered (") + outcome_source_name(outcome.kind) + ")" +
+                                    how_to_ask(target.host, protocol)));
+    return;
+  }
+  // A reviewer who approved a name has not seen the address it resolves to; only an approved
+  // IP literal may be a non-public one.
+  const bool literal = is_ip_literal(target.host);
+  switch (outcome.decision) {
+    case ReviewDecision::kApproved:
+      finish_waiters(key, allowed("approved once by a reviewer", literal));
+      return;
+    case ReviewDecision::kApprovedForSession:
+      approved_for_session_.insert(key);
+      finish_waiters(key, allowed("approved for the session by a reviewer", literal));
+      return;
+    case ReviewDecision::kApprovedWithAmendment:
+      if (deps_.remember) {
+        deps_.remember(target.host, protocol, [this, key, literal] {
+          finish_waiters(key, allowed("approved and remembered as a network_rule", literal));
+        });
+        return;
+      }
+      finish_waiters(key, allowed("approved once by a reviewer (amendments are disabled)", literal));
+      return;
+    case ReviewDecision::kDenied:
+    case ReviewDecision::kAbort:
+      finish_waiters(key, refused("denied by a reviewer"));
+      return;
+  }
+}
+
+void NetworkDecider::finish_waiters(const Key& key, const network::NetworkVerdict& verdict) {
+  auto it = waiting_.find(key);
+  if (it == waiting_.end()) return;
+  std::vector<Done> waiters = std::move(it->second);
+  waiting_.erase(it);
+  for (Done& done : waiters) done(verdict);
+}
+
+}  // namespace codexd::orchestrator

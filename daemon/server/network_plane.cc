@@ -1,0 +1,65 @@
+#include "daemon/server/network_plane.h"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/server/proxy_channels.h"
+
+namespace codexd::server {
+namespace {
+
+orchestrator::NetworkAuditRecord audit_record(const network::ConnectionRecord& r) {
+  orchestrator::NetworkAuditRecord out;
+  out.agent_id = r.origin.agent_id;
+  out.uid = r.origin.uid;
+  out.session_id = static_cast<int>(r.origin.session_id);
+  out.host = r.target.host;
+  out.port = r.target.port;
+  out.protocol = std::string(network::to_string(r.target.protocol));
+  out.allowed = r.allowed;
+  out.reason = r.reason;
+  out.address = r.address;
+  out.bytes_up = r.bytes_up;
+  out.bytes_down = r.bytes_down;
+  out.duration_ms = r.duration_ms;
+  out.error = r.error;
+  return out;
+}
+
+}  // namespace
+
+NetworkPlane::NetworkPlane(orchestrator::NetworkDeciderDeps decider_deps, orchestrator::AuditLog* audit)
+    : decider_(std::make_shared<orchestrator::NetworkDecider>(std::move(decider_deps))) {
+  proxy_ = std::make_unique<network::ProxyService>(io_, network::ProxyOptions{}, decider_,
+                                                   [audit](const network::ConnectionRecord& record) {
+                                                     spdlog::debug("proxy: {} {}:{} {} ({})", record.origin.agent_id,
+                                                                   record.target.host, record.target.port,
+                                                                   record.allowed ? "allowed" : "denied", record.reason);
+                                                     if (audit) audit->record(audit_record(record));
+                                                   });
+  channels_ = make_proxy_channels(io_, *proxy_);
+}
+
+NetworkPlane::~NetworkPlane() { stop(); }
+
+void NetworkPlane::start() {
+  work_.emplace(io_.get_executor());
+  thread_ = std::thread([this] {
+    // Exceptions never cross the thread: log, and keep serving.
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (const std::exception& e) {
+        spdlog::critical("network thread: unexpected exception: {}", e.what());
+      }
+    }
+  });
+}
+
+void NetworkPlane::stop() {
+  work_.reset();
+  io_.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace codexd::server
