@@ -5,7 +5,10 @@
 #   (a) posix_spawn+wait of /bin/true (the baseline),
 #   (b) a gRPC ExecCommand of /bin/true (argv form) round trip,
 #   (c) `codexctl exec -- /bin/true`, the whole client process,
-#   (d) `head -c 256M /dev/zero` streamed through a lossless Attach vs a plain pipe read.
+#   (d) `head -c 256M /dev/zero` streamed through a lossless Attach vs a plain pipe read,
+#   (e) the egress proxy (bench/network/proxy_bench, when built): a 1 GiB download through a
+#       CONNECT tunnel and a plain-HTTP GET vs direct on loopback, and the added latency of a
+#       proxied connect (PROXY_MIB=N for a smaller download).
 # The daemon runs with sandbox mode "danger-full-access" so the numbers measure the daemon, not
 # bwrap; (b) is then repeated against a second daemon with the default "workspace-write"
 # sandbox and printed separately. Asserts nothing.
@@ -71,3 +74,11 @@ start_daemon sandboxed workspace-write
   --iterations "$ITERATIONS" --label 'sandbox "workspace-write" (default backend), for comparison'
 "$CODEXCTL" --socket "$TMP/sandboxed/run/codexd.sock" status | sed -n 's/^sandbox: */  backend: /p'
 stop_daemon
+
+PROXY_BENCH=$BUILD_DIR/bin/proxy_bench
+if [[ -x $PROXY_BENCH ]]; then
+  echo
+  "$PROXY_BENCH" --mib "${PROXY_MIB:-1024}" --runs 3 --connects "$ITERATIONS"
+else
+  echo "(skipping the proxy bench: build the proxy_bench target)"
+fi

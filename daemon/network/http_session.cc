@@ -2,6 +2,8 @@
 // body; we never forward a byte it did not frame as this request, so a pipelined second
 // request cannot slip past the decision or limited mode. One request per upstream connection
 // ("Connection: close"); error responses close the connection.
+#include <limits>
+
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/asio/write.hpp>
@@ -88,6 +90,7 @@ asio::awaitable<bool> forward_request(Connection& c, boost::beast::flat_buffer& 
     } else {
       request.body().data = nullptr;
       request.body().size = 0;
+      request.body().more = false;  // buffer_body defaults to "more is coming"
     }
     size_t written = co_await http::async_write(c.upstream(), serializer, into(ec));
     if (ec == http::error::need_buffer) ec = {};
@@ -123,7 +126,9 @@ asio::awaitable<void> serve_forward(std::shared_ptr<Connection> c, boost::beast:
   c->start_idle_clock();
   error_code ec;
   if (expect_continue && !parser.is_done()) co_await asio::async_write(c->client(), asio::buffer(kContinue), into(ec));
-  if (ec || !co_await forward_request(*c, buffer, parser)) {
+  bool forwarded = false;
+  if (!ec) forwarded = co_await forward_request(*c, buffer, parser);  // (no co_await inside || : GCC 12)
+  if (!forwarded) {
     c->close_all();
     co_return;
   }
@@ -147,7 +152,10 @@ asio::awaitable<void> serve_connect(std::shared_ptr<Connection> c, boost::beast:
   c->arm_deadline(c->options().header_timeout_ms);
   co_await asio::async_write(c->client(), asio::buffer(kConnectEstablished), into(ec));
   // Bytes the client sent after the head belong to the tunnel the decision allowed.
-  if (!ec && buffer.size() > 0) c->count_up(co_await asio::async_write(c->upstream(), buffer.data(), into(ec)));
+  if (!ec && buffer.size() > 0) {
+    size_t early = co_await asio::async_write(c->upstream(), buffer.data(), into(ec));
+    c->count_up(early);
+  }
   c->disarm_deadline();
   if (ec) {
     c->fail("starting the tunnel: " + ec.message());
@@ -167,7 +175,7 @@ asio::awaitable<void> serve_http(std::shared_ptr<Connection> c) {
   boost::beast::flat_buffer buffer(c->options().max_header_bytes + kBodyChunk);
   auto parser = std::make_unique<Parser>();
   parser->header_limit(static_cast<uint32_t>(c->options().max_header_bytes));
-  parser->body_limit(boost::none);  // streamed in kBodyChunk pieces, never held whole
+  parser->body_limit(std::numeric_limits<uint64_t>::max());  // streamed in kBodyChunk pieces, never held whole
   error_code ec;
   c->arm_deadline(c->options().header_timeout_ms);
   co_await http::async_read_header(c->client(), buffer, *parser, into(ec));

@@ -78,6 +78,7 @@ struct ProxyOptions {
   size_t max_connections_per_origin = 256;
   size_t max_connections_total = 4096;
   size_t relay_buffer_bytes = 256 * 1024;  // per direction (a pipe on Linux)
+  bool relay_splice = true;  // false: read/write through userspace (the bench's comparison)
 };
 
 enum class ListenerKind { kHttp, kSocks5 };

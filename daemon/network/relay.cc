@@ -73,7 +73,8 @@ asio::awaitable<void> Connection::relay(bool both_ways) {
 asio::awaitable<void> Connection::pump(bool up) {
   tcp::socket& from = up ? client_ : upstream_;
   tcp::socket& to = up ? upstream_ : client_;
-  auto made = posix::make_byte_pump(options().relay_buffer_bytes);
+  auto made = posix::make_byte_pump(options().relay_buffer_bytes,
+                                    options().relay_splice ? posix::PumpKind::kBest : posix::PumpKind::kCopy);
   if (!made.ok()) {
     fail("relay: " + made.status().message());
     close_all();

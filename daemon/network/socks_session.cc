@@ -109,7 +109,9 @@ asio::awaitable<SocksRequest> read_request(Connection& c) {
   }
   std::optional<std::string> host = co_await read_host(c, head[3]);
   std::array<uint8_t, 2> port{};
-  if (!host || !co_await read_exactly(c, port.data(), port.size())) {
+  bool complete = false;
+  if (host) complete = co_await read_exactly(c, port.data(), port.size());
+  if (!complete) {
     co_return SocksRequest{{}, {}, "the SOCKS5 request was cut short"};
   }
   auto name = normalize_host(*host, host->find(':') != std::string::npos);
@@ -137,7 +139,8 @@ asio::awaitable<void> serve_socks5(std::shared_ptr<Connection> c) {
   }
   c->arm_deadline(c->options().header_timeout_ms);
   std::string error = co_await negotiate_method(*c);
-  SocksRequest request = error.empty() ? co_await read_request(*c) : SocksRequest{{}, {}, error};
+  SocksRequest request{{}, {}, error};
+  if (error.empty()) request = co_await read_request(*c);  // (no co_await inside ?: : GCC 12)
   c->disarm_deadline();
   if (!request.target) {
     if (request.reply) co_await send_reply(*c, *request.reply);
