@@ -21,6 +21,20 @@
 
 namespace codexd::client {
 
+static void print_network_status(const v1::NetworkStatus& n) {
+  std::printf("network:   default mode %s%s; proxy: %llu active, %llu allowed, %llu denied, %llu/%llu bytes up/down\n",
+              n.default_mode().c_str(), n.limited() ? " (limited: GET/HEAD/OPTIONS)" : "",
+              static_cast<unsigned long long>(n.active_connections()), static_cast<unsigned long long>(n.allowed_total()),
+              static_cast<unsigned long long>(n.denied_total()), static_cast<unsigned long long>(n.bytes_up()),
+              static_cast<unsigned long long>(n.bytes_down()));
+  std::string allow, deny;
+  for (const auto& a : n.allow()) allow += " " + a;
+  for (const auto& d : n.deny()) deny += " " + d;
+  std::printf("  allow:%s\n  deny:%s\n", allow.empty() ? " (none)" : allow.c_str(), deny.empty() ? " (none)" : deny.c_str());
+  std::printf("  proxy mode here: %s\n", n.enforcement().c_str());
+  for (const auto& w : n.warnings()) std::printf("  WARNING: %s\n", w.c_str());
+}
+
 int run_status(const ClientOptions& options) {
   v1::GetStatusResponse s;
   auto status = call_unary<v1::Admin>(options, &v1::Admin::Stub::GetStatus, v1::GetStatusRequest(), &s);
@@ -46,6 +60,7 @@ int run_status(const ClientOptions& options) {
               sb.chosen_backend().c_str(), sb.default_mode().c_str(), sb.bwrap_path().c_str(), sb.bwrap_version().c_str(),
               sb.user_namespaces_usable() ? "yes" : "no", sb.landlock_abi(), sb.seccomp_available() ? "yes" : "no");
   for (const auto& w : sb.warnings()) std::printf("  warning: %s\n", w.c_str());
+  print_network_status(s.network());
   std::printf("you:       uid %u%s\n", s.caller_uid(), s.caller_is_admin() ? " (admin)" : "");
   return 0;
 }
@@ -202,6 +217,7 @@ int run_sandbox(const ClientOptions& options, const SandboxArgs& args) {
   request.set_mode(args.mode);
   for (const auto& w : args.writable) request.add_writable_roots(std::filesystem::absolute(w, ec).string());
   request.set_network_access(args.network);
+  request.set_network_mode(args.network_mode);
   for (const auto& d : args.deny_read) request.add_denied_read(std::filesystem::absolute(d, ec).string());
   request.set_plan_only(args.plan_only);
   request.set_backend(args.backend);

@@ -156,7 +156,11 @@ int main(int argc, char** argv) {
   auto* sandbox_cmd = app.add_subcommand("sandbox", "Run a command through the daemon's sandbox only (no policy), like `codex sandbox`");
   sandbox_cmd->add_option("--mode", sandbox.mode, "read-only or workspace-write")->check(CLI::IsMember({"read-only", "workspace-write"}));
   sandbox_cmd->add_option("--writable", sandbox.writable, "Extra writable root (repeatable)")->allow_extra_args(false);
-  sandbox_cmd->add_flag("--network", sandbox.network, "Allow network access");
+  sandbox_cmd->add_flag("--network", sandbox.network,
+                        "Network through codexd's filtering proxy (network mode proxy)");
+  sandbox_cmd->add_option("--network-mode", sandbox.network_mode,
+                          "off | proxy | host (host shares the host's network namespace: dangerous)")
+      ->check(CLI::IsMember({"off", "proxy", "host"}));
   sandbox_cmd->add_option("--deny-read", sandbox.deny_read, "Path the command must not read (repeatable)")->allow_extra_args(false);
   sandbox_cmd->add_flag("--plan", sandbox.plan_only, "Print the exact launch (argv and rules) without running");
   sandbox_cmd->add_option("--backend", sandbox.backend, "auto, bwrap or landlock")->check(CLI::IsMember({"auto", "bwrap", "landlock"}));

@@ -45,6 +45,7 @@ struct SandboxArgs {
   std::string mode = "workspace-write";
   std::vector<std::string> writable;
   bool network = false;
+  std::string network_mode;  // "" | off | proxy | host
   std::vector<std::string> deny_read;
   bool plan_only = false;
   std::string backend;

@@ -89,11 +89,12 @@ int run_sessions(const ClientOptions& options, bool all_users) {
     print_json(response);
     return 0;
   }
-  std::printf("%-7s %-8s %-9s %-6s %-12s %-5s %s\n", "ID", "PID", "STATE", "UID", "AGENT", "AGE", "COMMAND");
+  std::printf("%-7s %-8s %-9s %-6s %-12s %-5s %-5s %s\n", "ID", "PID", "STATE", "UID", "AGENT", "AGE", "NET", "COMMAND");
   for (const auto& s : response.sessions()) {
     std::string state = s.running() ? (s.tty() ? "running*" : "running") : "exited(" + std::to_string(s.exit_code()) + ")";
-    std::printf("%-7d %-8d %-9s %-6u %-12.12s %-5s %s\n", s.session_id(), s.pid(), state.c_str(), s.owner_uid(),
-                s.agent_id().c_str(), age(s.started_at_unix_ms()).c_str(), shell_join_range(s.argv()).c_str());
+    std::printf("%-7d %-8d %-9s %-6u %-12.12s %-5s %-5s %s\n", s.session_id(), s.pid(), state.c_str(), s.owner_uid(),
+                s.agent_id().c_str(), age(s.started_at_unix_ms()).c_str(), s.network_mode().c_str(),
+                shell_join_range(s.argv()).c_str());
   }
   return 0;
 }

@@ -42,6 +42,7 @@ std::optional<WaitTicket> ExecEngine::exec(SessionMetadata metadata, const Launc
   metadata.id = *id;
   metadata.tty = launch.tty;
   metadata.sandbox = launch.sandbox;
+  metadata.network = launch.network;
   auto session = Session::start(io_, std::move(metadata), std::move(spawned->process), options_.session_limits);
   session->hold_until_exit(std::move(spawned->keepalive));
   store_.insert(session);

@@ -45,6 +45,7 @@ struct SessionMetadata {
   std::string cwd;
   bool tty = false;
   sandbox::Backend sandbox = sandbox::Backend::kNone;
+  sandbox::NetworkMode network = sandbox::NetworkMode::kOff;
   std::chrono::system_clock::time_point started_at;
 };
 

@@ -41,6 +41,42 @@ void fill_sandbox_status(const sandbox::SandboxManager& manager, sandbox::Sandbo
   sb->set_default_mode(std::string(sandbox::to_string(default_mode)));
 }
 
+std::string proxy_enforcement(sandbox::Backend backend) {
+  switch (backend) {
+    case sandbox::Backend::kLinuxBwrap:
+      return "bwrap: own network namespace with only lo; proxy ports 3128 (HTTP) and 1080 (SOCKS5) inside it; "
+             "seccomp allows only AF_INET/AF_INET6 sockets";
+    case sandbox::Backend::kLinuxLandlock:
+      return "landlock: no network namespace; TCP connect only to two ephemeral proxy ports on the host's loopback "
+             "(Landlock ABI 4), no UDP, Unix or netlink sockets (seccomp); another host process could also connect "
+             "to those ports";
+    default: return "proxy mode is not available with this backend";
+  }
+}
+
+void fill_network_status(const config::Config& config, sandbox::Backend backend, const NetworkPlane* plane,
+                         v1::NetworkStatus* out) {
+  out->set_default_mode(std::string(sandbox::to_string(config.sandbox.policy.network)));
+  if (config.sandbox.policy.network == sandbox::NetworkMode::kHost) {
+    out->add_warnings("network mode host is DANGEROUS: sandboxed commands share the host's network namespace "
+                      "(every loopback service, abstract Unix socket and reachable address)");
+  }
+  for (const auto& [agent, o] : config.agents) {
+    if (o.network == sandbox::NetworkMode::kHost) out->add_warnings("agent " + agent + " runs with network mode host (DANGEROUS)");
+  }
+  out->set_enforcement(proxy_enforcement(backend));
+  for (const auto& p : config.network.allow) out->add_allow(p.to_string());
+  for (const auto& p : config.network.deny) out->add_deny(p.to_string());
+  out->set_limited(config.network.limited);
+  if (!plane) return;
+  network::ProxyCounters c = plane->counters();
+  out->set_active_connections(c.active_connections);
+  out->set_allowed_total(c.total_allowed);
+  out->set_denied_total(c.total_denied);
+  out->set_bytes_up(c.bytes_up);
+  out->set_bytes_down(c.bytes_down);
+}
+
 }  // namespace
 
 void fill_policy_status(const orchestrator::PolicyState& state, const std::string& approval_policy, v1::PolicyStatus* out) {
@@ -72,6 +108,7 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
   response->set_caller_is_admin(caller->is_admin);
   fill_policy_status(deps_.policies->state(), approval_policy_name(caller->agent_id), response->mutable_policy());
   fill_sandbox_status(*deps_.sandbox, deps_.config->sandbox.policy.mode, response->mutable_sandbox());
+  fill_network_status(*deps_.config, deps_.sandbox->capabilities().chosen, deps_.network, response->mutable_network());
   on_core(core_, [this, reactor, response] {
     response->set_sessions_live(static_cast<uint32_t>(deps_.engine->live_sessions()));
     response->set_sessions_total(static_cast<uint32_t>(deps_.engine->total_sessions()));

@@ -10,6 +10,7 @@
 #include "daemon/exec/exec_engine.h"
 #include "daemon/orchestrator/approval_broker.h"
 #include "daemon/orchestrator/policy_store.h"
+#include "daemon/server/network_plane.h"
 #include "daemon/server/server_context.h"
 #include "platform/sandbox/sandbox.h"
 
@@ -30,6 +31,7 @@ struct AdminDeps {
   orchestrator::PolicyStore* policies = nullptr;         // state and reload
   const sandbox::SandboxManager* sandbox = nullptr;      // capabilities
   boost::asio::thread_pool* blocking = nullptr;          // reloads read files: off the core thread
+  const NetworkPlane* network = nullptr;                 // proxy counters (thread-safe)
   DaemonFacts facts;
 };
 

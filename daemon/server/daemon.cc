@@ -378,6 +378,7 @@ void Daemon::Impl::build_services() {
                          .policies = policies.get(),
                          .sandbox = sandbox.get(),
                          .blocking = &blocking,
+                         .network = network.get(),
                          .facts = {system_mode ? "system" : "user", socket_path, options.config_path, started_at}});
   sandbox_service = std::make_unique<SandboxService>(
       context, SandboxDeps{.config = &config, .sandbox = sandbox.get(), .launches = core.launches.get()});

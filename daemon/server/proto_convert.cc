@@ -211,6 +211,7 @@ void fill_session_info(const exec::Session& session, v1::SessionInfo* out) {
   out->set_call_id(m.call_id);
   out->set_waiting_calls(static_cast<uint32_t>(session.waiting_calls()));
   out->set_sandbox(to_proto(m.sandbox));
+  out->set_network_mode(std::string(sandbox::to_string(m.network)));
 }
 
 void fill_approval(const orchestrator::ApprovalTicket& t, v1::ApprovalRequest* out) {

@@ -104,6 +104,45 @@ TEST_F(NetworkProxyAllowList, TheHostLoopbackIsUnreachableWithoutTheProxy) {
   EXPECT_EQ(origin_.served(), 0);
 }
 
+// The proxy environment is what makes real tools use the proxy without flags: each of them,
+// pointed at the origin (which answers every request with a plain text body, so the tools
+// themselves fail afterwards), must reach it. Direct, 127.0.0.2 is unreachable in the sandbox.
+struct ToolCase {
+  const char* name;
+  const char* executable;
+  std::string script;  // %URL% is the origin's URL
+};
+
+TEST_F(NetworkProxyAllowList, NpmPipAndGitHonourTheProxyEnvironment) {
+  const std::vector<ToolCase> tools = {
+      {"npm", "/usr/bin/npm",
+       "npm_config_cache=$PWD/.npm npm view left-pad --registry %URL% --fetch-retries=0 --fetch-timeout=20000"},
+      {"pip", "/usr/bin/pip3",
+       "PIP_NO_CACHE_DIR=1 /usr/bin/pip3 download --no-deps --retries 0 --timeout 20 -d $PWD/dl "
+       "--index-url %URL%simple/ left-pad"},
+      {"git", "/usr/bin/git", "HOME=$PWD git ls-remote %URL%repo.git"},
+  };
+  std::string skipped;
+  for (const ToolCase& tool : tools) {
+    SCOPED_TRACE(tool.name);
+    if (!exists(tool.executable)) {
+      skipped += std::string(" ") + tool.name;
+      continue;
+    }
+    std::string script = tool.script;
+    script.replace(script.find("%URL%"), 5, origin_.url("/"));
+    const int before = origin_.served();
+    v1::RunCommandRequest req;
+    for (const char* a : {"/bin/sh", "-c"}) req.add_argv(a);
+    req.add_argv(script);
+    req.set_workdir(ws());
+    req.set_timeout_ms(90000);
+    v1::RunCommandResponse r = run_ok(req);
+    EXPECT_GT(origin_.served(), before) << tool.name << " did not reach the origin through the proxy: " << r.text();
+  }
+  if (!skipped.empty()) GTEST_SKIP() << "not installed here:" << skipped;
+}
+
 class NetworkProxyWildcard : public NetworkProxy {
  protected:
   NetworkProxyWildcard() : NetworkProxy(proxy_daemon("[network]\nallow = [\"*\"]\n")) {}
@@ -138,6 +177,29 @@ TEST_F(NetworkProxyRules, NetworkRulesDecideAndTheStrictestWins) {
   v1::RunCommandResponse forbidden = run_ok(curl(ws(), "http://forbidden-by-rule.codexd.test/"));
   EXPECT_THAT(output_of(forbidden), HasSubstr("status=403"));
   EXPECT_THAT(output_of(forbidden), HasSubstr("no exfiltration"));
+}
+
+// The Landlock backend has no network namespace: the helper's proxy ports are ephemeral ports
+// on the host's loopback and Landlock lets the command connect only to them.
+class NetworkProxyLandlock : public NetworkProxy {
+ protected:
+  static TestDaemonOptions options() {
+    TestDaemonOptions o = proxy_daemon("[network]\nallow = [\"127.0.0.2\"]\n");
+    o.sandbox_mode = sandbox_mode_with("workspace-write", "network = \"proxy\"\nbackend = \"landlock\"");
+    return o;
+  }
+  NetworkProxyLandlock() : NetworkProxy(options()) {}
+};
+
+TEST_F(NetworkProxyLandlock, TheSameProxyWithoutANetworkNamespace) {
+  v1::RunCommandResponse r = run_ok(curl(ws(), origin_.url("/landlock")));
+  if (r.text().find("Landlock ABI 4") != std::string::npos) GTEST_SKIP() << "kernel without Landlock TCP rules: " << r.text();
+  EXPECT_THAT(r.text(), HasSubstr(LoopbackOrigin::kBody));
+  EXPECT_EQ(r.sandbox(), v1::SANDBOX_LINUX_LANDLOCK);
+  // Direct, the origin is on the host's loopback and Landlock refuses the connect.
+  v1::RunCommandResponse direct = run_ok(curl(ws(), origin_.url("/direct"), "--noproxy '*'"));
+  EXPECT_THAT(direct.text(), HasSubstr("status=000"));
+  EXPECT_EQ(origin_.served(), 1);
 }
 
 class NetworkApprovals : public NetworkProxy {
