@@ -120,5 +120,29 @@ TEST_F(ProxyLifecycleTest, ConnectionsOverTheCapGet503) {
   for (auto& fd : held) EXPECT_THAT(read_to_end(fd.get()), HasSubstr("origin saw GET /late"));
 }
 
+class ProxyIdleTest : public ProxyFixture {
+ protected:
+  ProxyOptions options() const override {
+    ProxyOptions options;
+    options.idle_timeout_ms = 200;
+    return options;
+  }
+};
+
+TEST_F(ProxyIdleTest, SilentTunnelIsClosedAfterTheIdleTimeout) {
+  auto echo = make_echo_server();
+  UniqueFd tunnel = connect_loopback(http_port_);
+  send_all(tunnel.get(), "CONNECT 127.0.0.1:" + std::to_string(echo->port()) + " HTTP/1.1\r\n\r\n");
+  ASSERT_THAT(read_until(tunnel.get(), "\r\n\r\n"), StartsWith("HTTP/1.1 200"));
+  send_all(tunnel.get(), "one");
+  EXPECT_EQ(read_exactly(tunnel.get(), 3), "one");
+  EXPECT_EQ(read_to_end(tunnel.get()), "");  // then silence: closed by the proxy
+  auto records = audit_.wait_for(1);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].error, "idle for 200 ms");
+  EXPECT_EQ(records[0].bytes_up, 3u);
+  EXPECT_EQ(records[0].bytes_down, 3u);
+}
+
 }  // namespace
 }  // namespace codexd::network::testing
