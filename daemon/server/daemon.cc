@@ -44,6 +44,7 @@
 #include "daemon/server/admin_service.h"
 #include "daemon/server/approvals_service.h"
 #include "daemon/server/exec_service.h"
+#include "daemon/server/io_thread.h"
 #include "daemon/server/network_plane.h"
 #include "daemon/server/peer_registry.h"
 #include "daemon/server/policy_service.h"
@@ -348,17 +349,7 @@ void Daemon::Impl::start_core_thread() {
   signals.add(SIGINT);
   signals.add(SIGHUP);
   watch_signals();
-  core_thread = std::thread([this] {
-    // Exceptions never cross the thread: log, and keep serving.
-    for (;;) {
-      try {
-        io.run();
-        return;
-      } catch (const std::exception& e) {
-        spdlog::critical("core thread: unexpected exception: {}", e.what());
-      }
-    }
-  });
+  core_thread = std::thread([this] { run_until_stopped(io, "core"); });
 }
 
 // Each service gets the core context and only the parts it uses.

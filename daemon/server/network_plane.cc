@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/server/io_thread.h"
 #include "daemon/server/proxy_channels.h"
 
 namespace codexd::server {
@@ -43,17 +44,7 @@ NetworkPlane::~NetworkPlane() { stop(); }
 
 void NetworkPlane::start() {
   work_.emplace(io_.get_executor());
-  thread_ = std::thread([this] {
-    // Exceptions never cross the thread: log, and keep serving.
-    for (;;) {
-      try {
-        io_.run();
-        return;
-      } catch (const std::exception& e) {
-        spdlog::critical("network thread: unexpected exception: {}", e.what());
-      }
-    }
-  });
+  thread_ = std::thread([this] { run_until_stopped(io_, "network"); });
 }
 
 void NetworkPlane::stop() {
