@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/limits/limits.h"
 #include "platform/posix/spawn.h"
 #include "platform/sandbox/sandbox.h"
 
@@ -21,6 +22,10 @@ struct LaunchSpec {
   std::optional<posix::Credentials> run_as;  // system mode: the caller's identity
   sandbox::Backend sandbox = sandbox::Backend::kNone;  // what confines it, for status and results
   bool forwards_signals = false;   // LaunchPlan::forwards_signals
+  // Resource limits: the command's own, and the budget its agent's commands share.
+  std::string agent_id;
+  limits::ResourceLimits session_limits;
+  limits::ResourceLimits agent_budget;
 };
 
 }  // namespace codexd::exec
