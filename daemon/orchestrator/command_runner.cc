@@ -158,7 +158,7 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
     call->result.one_shot_text = one_shot_text(*call->result.one_shot);
     attempt_finished(call, likely, call->result.one_shot->timed_out || call->result.one_shot->cancelled,
                      call->result.one_shot->signal.has_value());
-  });
+  }, engine_.limits());
   if (!run.ok()) {
     CommandResult result;
     result.plan = call->plan;

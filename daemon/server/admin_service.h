@@ -11,6 +11,7 @@
 #include "daemon/orchestrator/approval_broker.h"
 #include "daemon/orchestrator/policy_store.h"
 #include "daemon/server/server_context.h"
+#include "platform/limits/limits.h"
 #include "platform/sandbox/sandbox.h"
 
 namespace codexd::server {
@@ -29,6 +30,7 @@ struct AdminDeps {
   const orchestrator::ApprovalBroker* broker = nullptr;  // pending approvals (core thread)
   orchestrator::PolicyStore* policies = nullptr;         // state and reload
   const sandbox::SandboxManager* sandbox = nullptr;      // capabilities
+  const limits::LimitsManager* limits = nullptr;         // mechanism (fixed after start)
   boost::asio::thread_pool* blocking = nullptr;          // reloads read files: off the core thread
   DaemonFacts facts;
 };

@@ -97,7 +97,7 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
       }
       fill_one_shot(*r, backend, response);
       slot->reactor->finish(grpc::Status::OK);
-    });
+    }, deps_.limits);
     if (!run.ok()) {
       reactor->finish(run.status());
       return;
