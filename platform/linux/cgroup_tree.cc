@@ -228,6 +228,11 @@ void CgroupTree::remove_everything() {
     remove(dirs);
   }
   graveyard_.clear();
+  // The tree itself goes too (a restart makes it again).
+  for (const auto& base : bases_) {
+    ::rmdir((base + "/sessions").c_str());
+    ::rmdir(base.c_str());
+  }
 }
 
 std::string CgroupTree::root() const { return bases_.empty() ? "" : bases_[0]; }

@@ -213,5 +213,50 @@ TEST_F(LimitsTest, RlimitFallbackEngagesWithAWarning) {
   EXPECT_FALSE(call.result.usage().measured());
 }
 
+// Two agents with CPU weights 100 and 400 saturate both cores; the heavier one gets about four
+// times the CPU (measured from the sessions' accounting, wide tolerance for a shared machine).
+TEST_F(LimitsTest, CpuWeightsShareCpuInProportion) {
+  start("[agents.\"light\"]\ncpu_weight = 100\n[agents.\"heavy\"]\ncpu_weight = 400\n");
+  const std::string spin = "for i in 1 2 3 4; do (while :; do :; done) & done; wait";
+  auto light = run_session(spin, 250, "light");
+  auto heavy = run_session(spin, 250, "heavy");
+  ASSERT_TRUE(light.status.ok() && heavy.status.ok());
+  ASSERT_TRUE(light.result.has_session_id() && heavy.result.has_session_id());
+  // Let them compete: a poll of a silent session waits its whole yield.
+  poll(*stub_, light.result.session_id(), 4000);
+  uint64_t light_usec = 0, heavy_usec = 0;
+  for (const auto& s : list_sessions(*stub_)) {
+    uint64_t used = s.usage().cpu_user_usec() + s.usage().cpu_system_usec();
+    if (s.session_id() == light.result.session_id()) light_usec = used;
+    if (s.session_id() == heavy.result.session_id()) heavy_usec = used;
+  }
+  cancel(*stub_, light.result.session_id(), v1::CancelRequest::KILL);
+  cancel(*stub_, heavy.result.session_id(), v1::CancelRequest::KILL);
+  ASSERT_GT(light_usec, 0u);
+  const double ratio = static_cast<double>(heavy_usec) / static_cast<double>(light_usec);
+  std::printf("cpu: heavy %.2fs, light %.2fs, ratio %.2f (weights 400:100)\n", heavy_usec / 1e6, light_usec / 1e6, ratio);
+  EXPECT_GT(ratio, 2.0);
+  EXPECT_LT(ratio, 8.0);
+}
+
+// codexctl: sessions shows the usage columns, top the live sessions, status the mechanism.
+TEST_F(LimitsTest, CodexctlShowsUsageTopAndMechanism) {
+  start("");
+  auto call = run_session("echo up; exec sleep 60", 500, "watched");
+  ASSERT_TRUE(call.result.has_session_id());
+  const std::string id = std::to_string(call.result.session_id());
+  auto sessions = daemon_->codexctl({"sessions"});
+  EXPECT_EQ(sessions.exit_code, 0) << sessions.err;
+  EXPECT_THAT(sessions.out, ::testing::HasSubstr("PEAK-MEM"));
+  auto top = daemon_->codexctl({"top", "-n", "2", "--interval-ms", "200"});
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_THAT(top.out, ::testing::HasSubstr("CPU%"));
+  EXPECT_THAT(top.out, ::testing::HasSubstr(id));
+  EXPECT_THAT(top.out, ::testing::HasSubstr("watched"));
+  auto status = daemon_->codexctl({"status"});
+  EXPECT_THAT(status.out, ::testing::HasSubstr("limits:    " + status_.limits().mechanism()));
+  cancel(*stub_, call.result.session_id(), v1::CancelRequest::KILL);
+}
+
 }  // namespace
 }  // namespace codexd::testing
