@@ -77,6 +77,8 @@ auto& slot(L& layout, const std::string& controller) {
 void add_v1(Layout& layout, const std::vector<Mount>& mounts, const std::map<std::string, std::string>& own) {
   for (const char* controller : kUsedControllers) {
     if (slot(layout, controller) >= 0) continue;
+    // With a v2 hierarchy, its cgroup.kill (or the kill loop) replaces the v1 freezer.
+    if (layout.v2 >= 0 && std::string(controller) == "freezer") continue;
     for (const auto& m : mounts) {
       if (m.v2 || !contains(m.options, controller) || !own.count(controller)) continue;
       std::string dir = join_dir(m.point, own.at(controller));
@@ -117,6 +119,8 @@ Result<Layout> discover_layout(const std::string& mounts, const std::string& sel
     for (const auto& c : h.controllers) slot(layout, c) = 0;
     // cpuacct's numbers come from v2's cpu.stat, which exists without any controller.
     layout.cpuacct = 0;
+    // The root cgroup has no cgroup.kill even where the kernel has it; CgroupTree checks again
+    // in its own directory.
     layout.has_kill = exists(h.own_dir + "/cgroup.kill");
   }
   add_v1(layout, all, own);

@@ -121,6 +121,7 @@ Result<std::shared_ptr<CgroupTree>> CgroupTree::open(Layout layout, const std::s
     CODEXD_RETURN_IF_ERROR(tree->make_dir(i, tree->bases_[i], created));
     CODEXD_RETURN_IF_ERROR(tree->make_dir(i, tree->bases_[i] + "/sessions", created));
   }
+  if (tree->layout_.v2 >= 0) tree->layout_.has_kill = path_exists(tree->bases_[tree->layout_.v2] + "/cgroup.kill");
   // A previous run of this daemon (same instance) may have left groups behind.
   for (const auto& dir : leftovers(tree->bases_[0])) {
     GroupDirs dirs;
