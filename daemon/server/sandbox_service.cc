@@ -21,6 +21,8 @@ void fill_one_shot(const exec::OneShotOutcome& r, sandbox::Backend backend, v1::
   response->set_wall_time_seconds(r.wall_time_seconds);
   response->set_likely_sandbox_denied(orchestrator::one_shot_likely_denied(backend, r));
   response->set_text(orchestrator::one_shot_text(r));
+  response->set_termination(to_proto(r.termination));
+  fill_usage(r.usage, response->mutable_usage());
 }
 
 void fill_launch_plan(const orchestrator::BuiltLaunch& built, const std::string& workdir, v1::ExecPlan* out) {

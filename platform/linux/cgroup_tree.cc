@@ -206,6 +206,7 @@ void CgroupTree::remove(const GroupDirs& dirs) {
     if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) all_gone = false;
   }
   if (!all_gone) {
+    std::lock_guard lock(graveyard_mutex_);
     graveyard_.push_back(dirs);  // its dying processes still hold it: retried later
     return;
   }
@@ -213,8 +214,11 @@ void CgroupTree::remove(const GroupDirs& dirs) {
 }
 
 void CgroupTree::sweep() {
-  auto pending = std::move(graveyard_);
-  graveyard_.clear();
+  std::vector<GroupDirs> pending;
+  {
+    std::lock_guard lock(graveyard_mutex_);
+    pending.swap(graveyard_);
+  }
   for (const auto& dirs : pending) remove(dirs);
 }
 
@@ -228,7 +232,10 @@ void CgroupTree::remove_everything() {
     if (layout_.v2 >= 0) wait_unpopulated(dirs[layout_.v2], deadline);
     remove(dirs);
   }
-  graveyard_.clear();
+  {
+    std::lock_guard lock(graveyard_mutex_);
+    graveyard_.clear();
+  }
   // The tree itself goes too (a restart makes it again).
   for (const auto& base : bases_) {
     ::rmdir((base + "/sessions").c_str());

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,10 @@ class CgroupTree {
 
   Layout layout_;
   std::vector<std::string> bases_;  // <own>/codexd-<instance> per hierarchy
-  std::vector<GroupDirs> graveyard_;  // removed, but not yet empty
+  // Removed, but not yet empty. A group may be destroyed on whichever thread drops the last
+  // reference to its session, hence the lock.
+  std::mutex graveyard_mutex_;
+  std::vector<GroupDirs> graveyard_;
 };
 
 // An agent id or group name as one safe path component: [A-Za-z0-9_-] kept, the rest %XX, so

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "codexd/v1/admin.grpc.pb.h"
+#include "codexd/v1/sandbox.grpc.pb.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
 #include "tests/integration/process_probe.h"
@@ -32,8 +33,9 @@ v1::GetStatusResponse status_of(const TestDaemon& daemon) {
 
 class LimitsTest : public ::testing::Test {
  protected:
-  void start(const std::string& limits_toml, bool need_cgroups = true) {
-    daemon_ = std::make_unique<TestDaemon>(limited(limits_toml));
+  void start(const std::string& limits_toml, bool need_cgroups = true) { start_with(limited(limits_toml), need_cgroups); }
+  void start_with(const TestDaemonOptions& options, bool need_cgroups = true) {
+    daemon_ = std::make_unique<TestDaemon>(options);
     ASSERT_TRUE(daemon_->started()) << daemon_->daemon_log();
     stub_ = v1::Exec::NewStub(daemon_->channel());
     status_ = status_of(*daemon_);
@@ -64,6 +66,7 @@ class LimitsTest : public ::testing::Test {
 
 TEST_F(LimitsTest, StatusReportsTheMechanismAndWhy) {
   start("");
+  if (IsSkipped()) return;
   EXPECT_FALSE(status_.limits().reason().empty());
   EXPECT_TRUE(status_.limits().whole_tree_kill());
   EXPECT_THAT(status_.limits().controllers(), ::testing::Contains(::testing::StartsWith("pids")));
@@ -74,6 +77,7 @@ TEST_F(LimitsTest, StatusReportsTheMechanismAndWhy) {
 // ends "process limit", the daemon and a session of another agent carry on.
 TEST_F(LimitsTest, ForkBombStopsAtPidsMax) {
   start("[limits]\npids_max = 64\n");
+  if (IsSkipped()) return;
   auto bystander = run_session("echo started; exec sleep 60", 1000, "bystander");
   ASSERT_TRUE(bystander.status.ok()) << describe(bystander.status);
   ASSERT_TRUE(bystander.result.has_session_id()) << bystander.result.text();
@@ -114,6 +118,7 @@ TEST_F(LimitsTest, ForkBombStopsAtPidsMax) {
 // 4 GiB really written under a 256 MiB limit: the OOM killer ends it, the result says so.
 TEST_F(LimitsTest, LargeAllocationEndsOutOfMemory) {
   start("[limits]\nmemory_max = \"256M\"\n");
+  if (IsSkipped()) return;
   auto call = run_session(std::string(kPython) + " -c 'b = b\"x\" * (4 << 30)'");
   ASSERT_TRUE(call.status.ok()) << describe(call.status);
   ASSERT_TRUE(call.result.has_exit_code()) << call.result.text();
@@ -128,6 +133,7 @@ TEST_F(LimitsTest, LargeAllocationEndsOutOfMemory) {
 // The one-shot path too, and accounting: 100 MiB written -> peak >= 100 MiB.
 TEST_F(LimitsTest, AccountingMatchesWhatTheCommandDid) {
   start("");
+  if (IsSkipped()) return;
   v1::RunCommandRequest request;
   request.add_argv(kPython);
   request.add_argv("-c");
@@ -149,6 +155,7 @@ TEST_F(LimitsTest, AccountingMatchesWhatTheCommandDid) {
 // session kills it anyway (the whole cgroup).
 TEST_F(LimitsTest, SetsidGrandchildDiesWhenTheSessionIsKilled) {
   start("");
+  if (IsSkipped()) return;
   auto call = run_session(
       "(setsid sh -c 'sleep 300 & echo $! > gc.pid; wait' > /dev/null 2>&1 < /dev/null &); "
       "while [ ! -s gc.pid ]; do sleep 0.05; done; echo ready; sleep 300",
@@ -171,6 +178,7 @@ TEST_F(LimitsTest, SetsidGrandchildDiesWhenTheSessionIsKilled) {
 // outside its process group) is killed (docs/sandbox.md).
 TEST_F(LimitsTest, StragglersDieWhenTheMainProcessExits) {
   start("");
+  if (IsSkipped()) return;
   auto call = run_session("setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $!");
   ASSERT_TRUE(call.status.ok()) << describe(call.status);
   ASSERT_TRUE(call.result.has_exit_code()) << call.result.text();
@@ -181,6 +189,7 @@ TEST_F(LimitsTest, StragglersDieWhenTheMainProcessExits) {
 // A request may ask for at most its agent's budget; more is INVALID_ARGUMENT saying how much.
 TEST_F(LimitsTest, RequestAboveTheAgentBudgetIsRefused) {
   start("[agents.\"small\"]\npids_max = 100\n", false);
+  if (IsSkipped()) return;
   auto request = shell_request(*daemon_, "echo hi", 1000);
   request.mutable_limits()->set_pids_max(500);
   grpc::ClientContext context;
@@ -200,6 +209,7 @@ TEST_F(LimitsTest, RequestAboveTheAgentBudgetIsRefused) {
 // `mechanism = "rlimit"`: the fallback engages, is reported with a warning, and its limits act.
 TEST_F(LimitsTest, RlimitFallbackEngagesWithAWarning) {
   start("[limits]\nmechanism = \"rlimit\"\nmemory_max = \"256M\"\n", false);
+  if (IsSkipped()) return;
   EXPECT_EQ(status_.limits().mechanism(), "rlimit");
   ASSERT_FALSE(status_.limits().warnings().empty());
   EXPECT_THAT(status_.limits().warnings(0), ::testing::HasSubstr("rlimits"));
@@ -217,6 +227,7 @@ TEST_F(LimitsTest, RlimitFallbackEngagesWithAWarning) {
 // times the CPU (measured from the sessions' accounting, wide tolerance for a shared machine).
 TEST_F(LimitsTest, CpuWeightsShareCpuInProportion) {
   start("[agents.\"light\"]\ncpu_weight = 100\n[agents.\"heavy\"]\ncpu_weight = 400\n");
+  if (IsSkipped()) return;
   const std::string spin = "for i in 1 2 3 4; do (while :; do :; done) & done; wait";
   auto light = run_session(spin, 250, "light");
   auto heavy = run_session(spin, 250, "heavy");
@@ -239,9 +250,43 @@ TEST_F(LimitsTest, CpuWeightsShareCpuInProportion) {
   EXPECT_LT(ratio, 8.0);
 }
 
+// Both sandbox backends and TTY sessions get the same limits: a sandboxed TTY session and a
+// Landlock one-shot run both end "out of memory" under 256 MiB.
+TEST_F(LimitsTest, SandboxedTtySessionsAndLandlockRunsGetTheSameLimits) {
+  TestDaemonOptions options;  // the default sandbox (workspace-write, bwrap where usable)
+  options.extra_config = "[limits]\nmemory_max = \"256M\"\n";
+  start_with(options);
+  if (IsSkipped()) return;
+  auto request = shell_request(*daemon_, std::string(kPython) + " -c 'b = b\"x\" * (4 << 30)'", 30'000);
+  request.set_tty(true);
+  auto call = exec_command(*stub_, request);
+  ASSERT_TRUE(call.status.ok()) << describe(call.status);
+  EXPECT_NE(call.result.sandbox(), v1::SANDBOX_NONE) << "this test needs a real sandbox";
+  ASSERT_TRUE(call.result.has_exit_code()) << call.result.text();
+  EXPECT_EQ(call.result.termination(), v1::OUT_OF_MEMORY) << call.result.text();
+
+  // Landlock, forced through Sandbox.RunSandboxed (`codexctl sandbox --backend landlock`).
+  auto sandbox_stub = v1::Sandbox::NewStub(daemon_->channel());
+  v1::SandboxRunRequest run;
+  run.add_argv(kPython);
+  run.add_argv("-c");
+  run.add_argv("b = b'x' * (4 << 30)");
+  run.set_workdir(daemon_->workspace());
+  run.set_backend("landlock");
+  run.set_timeout_ms(60'000);
+  grpc::ClientContext context;
+  v1::RunCommandResponse r;
+  auto st = sandbox_stub->RunSandboxed(&context, run, &r);
+  if (st.error_code() == grpc::StatusCode::UNAVAILABLE) GTEST_SKIP() << "Landlock is not usable here: " << st.error_message();
+  ASSERT_TRUE(st.ok()) << describe(st);
+  EXPECT_EQ(r.termination(), v1::OUT_OF_MEMORY) << r.text();
+  EXPECT_THAT(r.text(), ::testing::HasSubstr("killed: memory limit 256 MiB reached"));
+}
+
 // codexctl: sessions shows the usage columns, top the live sessions, status the mechanism.
 TEST_F(LimitsTest, CodexctlShowsUsageTopAndMechanism) {
   start("");
+  if (IsSkipped()) return;
   auto call = run_session("echo up; exec sleep 60", 500, "watched");
   ASSERT_TRUE(call.result.has_session_id());
   const std::string id = std::to_string(call.result.session_id());
