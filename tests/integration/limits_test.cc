@@ -149,6 +149,13 @@ TEST_F(LimitsTest, AccountingMatchesWhatTheCommandDid) {
   EXPECT_GE(r.usage().peak_memory_bytes(), 100ull << 20);
   EXPECT_GE(r.usage().cpu_user_usec() + r.usage().cpu_system_usec(), 300'000u);
   EXPECT_GE(r.usage().peak_processes(), 1u);
+  // The audit line carries the same (flushed at shutdown).
+  stub_.reset();
+  EXPECT_EQ(daemon_->stop(), 0);
+  const std::string audit = read_text_file(daemon_->audit_log_path());
+  daemon_.reset();
+  EXPECT_THAT(audit, ::testing::HasSubstr("\"termination\":\"exited\""));
+  EXPECT_THAT(audit, ::testing::HasSubstr("\"peak_memory_bytes\":" + std::to_string(r.usage().peak_memory_bytes())));
 }
 
 // A double-forked grandchild that called setsid is outside the process group; killing the
