@@ -61,6 +61,10 @@ int run_status(const ClientOptions& options) {
               sb.user_namespaces_usable() ? "yes" : "no", sb.landlock_abi(), sb.seccomp_available() ? "yes" : "no");
   for (const auto& w : sb.warnings()) std::printf("  warning: %s\n", w.c_str());
   print_network_status(s.network());
+  const auto& l = s.limits();
+  std::printf("limits:    %s (%s)%s\n", l.mechanism().c_str(), l.reason().c_str(),
+              l.root().empty() ? "" : (", groups under " + l.root()).c_str());
+  for (const auto& w : l.warnings()) std::printf("  warning: %s\n", w.c_str());
   std::printf("you:       uid %u%s\n", s.caller_uid(), s.caller_is_admin() ? " (admin)" : "");
   return 0;
 }

@@ -86,6 +86,14 @@ int main(int argc, char** argv) {
   sessions_cmd->add_flag("--all", all_users, "Every user's sessions (admin only)");
   sessions_cmd->callback([&] { result = run_sessions(options, all_users); });
 
+  uint32_t top_interval_ms = 2000;
+  uint32_t top_iterations = 0;
+  auto* top_cmd = app.add_subcommand("top", "Live sessions by CPU and memory, refreshed");
+  top_cmd->add_flag("--all", all_users, "Every user's sessions (admin only)");
+  top_cmd->add_option("--interval-ms", top_interval_ms, "Refresh period (default 2000)")->check(CLI::Range(100u, 3'600'000u));
+  top_cmd->add_option("-n,--iterations", top_iterations, "Refreshes before exiting (default: until interrupted)");
+  top_cmd->callback([&] { result = run_top(options, all_users, top_interval_ms, top_iterations); });
+
   int session_id = 0;
   std::optional<uint64_t> from_offset;
   bool lossy = false;

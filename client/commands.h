@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client/connection.h"
+#include "codexd/v1/common.pb.h"
 
 namespace codexd::client {
 
@@ -29,6 +30,16 @@ struct ExecArgs {
 int run_exec(const ClientOptions& options, const ExecArgs& args);
 
 int run_sessions(const ClientOptions& options, bool all_users);
+// Live sessions by CPU use (since the previous refresh) and memory, refreshed every
+// `interval_ms`, like `docker stats`; `iterations` 0 = until interrupted.
+int run_top(const ClientOptions& options, bool all_users, uint32_t interval_ms, uint32_t iterations);
+
+// The usage columns of `codexctl sessions` and `codexctl top` ("-" when not measured).
+struct UsageColumns {
+  std::string memory, cpu, processes;
+};
+UsageColumns usage_columns(const v1::ResourceUsage& usage);
+std::string format_size(uint64_t bytes);
 int run_attach(const ClientOptions& options, int session_id, std::optional<uint64_t> from_offset, bool lossy);
 int run_write(const ClientOptions& options, int session_id, const std::string& text, bool escapes, std::optional<uint32_t> yield_ms);
 int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms);

@@ -39,6 +39,26 @@ int print_exec_result(const ClientOptions& options, const grpc::Status& status, 
 
 }  // namespace
 
+std::string format_size(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "K", "M", "G", "T"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f%s" : "%.1f%s", value, kUnits[unit]);
+  return buf;
+}
+
+UsageColumns usage_columns(const v1::ResourceUsage& usage) {
+  if (!usage.measured()) return {"-", "-", "-"};
+  char cpu[32];
+  std::snprintf(cpu, sizeof cpu, "%.2fs", static_cast<double>(usage.cpu_user_usec() + usage.cpu_system_usec()) / 1e6);
+  return {format_size(usage.peak_memory_bytes()), cpu, std::to_string(usage.peak_processes())};
+}
+
 std::string to_json(const google::protobuf::Message& message) {
   std::string out;
   google::protobuf::util::JsonPrintOptions options;
@@ -89,12 +109,14 @@ int run_sessions(const ClientOptions& options, bool all_users) {
     print_json(response);
     return 0;
   }
-  std::printf("%-7s %-8s %-9s %-6s %-12s %-5s %-5s %s\n", "ID", "PID", "STATE", "UID", "AGENT", "AGE", "NET", "COMMAND");
+  std::printf("%-7s %-8s %-9s %-6s %-12s %-5s %-5s %9s %8s %5s %s\n", "ID", "PID", "STATE", "UID", "AGENT", "AGE", "NET",
+              "PEAK-MEM", "CPU", "PIDS", "COMMAND");
   for (const auto& s : response.sessions()) {
     std::string state = s.running() ? (s.tty() ? "running*" : "running") : "exited(" + std::to_string(s.exit_code()) + ")";
-    std::printf("%-7d %-8d %-9s %-6u %-12.12s %-5s %-5s %s\n", s.session_id(), s.pid(), state.c_str(), s.owner_uid(),
-                s.agent_id().c_str(), age(s.started_at_unix_ms()).c_str(), s.network_mode().c_str(),
-                shell_join_range(s.argv()).c_str());
+    const UsageColumns u = usage_columns(s.usage());
+    std::printf("%-7d %-8d %-9s %-6u %-12.12s %-5s %-5s %9s %8s %5s %s\n", s.session_id(), s.pid(), state.c_str(),
+                s.owner_uid(), s.agent_id().c_str(), age(s.started_at_unix_ms()).c_str(), s.network_mode().c_str(),
+                u.memory.c_str(), u.cpu.c_str(), u.processes.c_str(), shell_join_range(s.argv()).c_str());
   }
   return 0;
 }

@@ -7,13 +7,14 @@
 #   policies/             base
 #   platform/posix        base
 #   platform/sandbox      base (the OS-neutral interface knows no backend)
-#   platform/linux|macos  base, platform/posix, platform/sandbox
+#   platform/limits       base, platform/posix (resource limits: OS-neutral types, rlimit fallback)
+#   platform/linux|macos  base, platform/posix, platform/sandbox, platform/limits
 #   platform/backends     base, platform/* (the one place that picks a backend)
-#   daemon/config         base, codexd (api_constants.h), policies, platform/posix (root-ownership check), platform/sandbox,
+#   daemon/config         base, codexd (api_constants.h), policies, platform/posix (root-ownership check), platform/sandbox, platform/limits,
 #                         daemon/exec (value types only)
-#   daemon/exec           base, platform/posix, platform/sandbox (the Backend value type)
+#   daemon/exec           base, platform/posix, platform/sandbox (the Backend value type), platform/limits
 #   daemon/network        base, platform/posix (the splice relay)
-#   daemon/orchestrator   base, policies, platform/posix (identity: users, groups, credentials),
+#   daemon/orchestrator   base, policies, platform/posix (identity: users, groups, credentials), platform/limits,
 #                         platform/sandbox, daemon/config, daemon/exec, daemon/network
 #   daemon/server         everything below it, and the generated protobuf code
 #   client/               base, policies, the generated protobuf code, client
@@ -24,14 +25,15 @@ set(_rooms
   "policies|base"
   "platform/posix|base"
   "platform/sandbox|base"
-  "platform/linux|base,platform/posix,platform/sandbox"
-  "platform/macos|base,platform/posix,platform/sandbox"
-  "platform/backends|base,platform/posix,platform/sandbox,platform/linux,platform/macos"
-  "daemon/config|base,codexd,policies,platform/posix,platform/sandbox,daemon/exec"
-  "daemon/exec|base,platform/posix,platform/sandbox"
+  "platform/limits|base,platform/posix"
+  "platform/linux|base,platform/posix,platform/sandbox,platform/limits"
+  "platform/macos|base,platform/posix,platform/sandbox,platform/limits"
+  "platform/backends|base,platform/posix,platform/sandbox,platform/limits,platform/linux,platform/macos"
+  "daemon/config|base,codexd,policies,platform/posix,platform/sandbox,platform/limits,daemon/exec"
+  "daemon/exec|base,platform/posix,platform/sandbox,platform/limits"
   "daemon/network|base,platform/posix"
-  "daemon/orchestrator|base,policies,platform/posix,platform/sandbox,daemon/config,daemon/exec,daemon/network"
-  "daemon/server|base,codexd,policies,platform/posix,platform/sandbox,platform/linux,platform/backends,daemon/config,daemon/exec,daemon/network,daemon/orchestrator"
+  "daemon/orchestrator|base,policies,platform/posix,platform/sandbox,platform/limits,daemon/config,daemon/exec,daemon/network"
+  "daemon/server|base,codexd,policies,platform/posix,platform/sandbox,platform/limits,platform/linux,platform/backends,daemon/config,daemon/exec,daemon/network,daemon/orchestrator"
   "client|base,codexd,policies,client"
 )
 

@@ -23,6 +23,14 @@ ALLOWED = {
 }
 
 
+def in_number(text, i):
+    """True when text[i] follows a numeric literal's digits (a C++14 digit separator)."""
+    j = i
+    while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "'."):
+        j -= 1
+    return j < i and text[j].isdigit()
+
+
 def strip_code(text):
     """Blanks out comments, string and char literals (keeps newlines), so braces can be counted."""
     out = []
@@ -43,6 +51,8 @@ def strip_code(text):
             j = text.find(delim, k)
             j = n if j < 0 else j + len(delim)
             out.append("".join(ch if ch == "\n" else " " for ch in text[i:j])); i = j
+        elif c == "'" and in_number(text, i) and i + 1 < n and text[i + 1].isalnum():
+            out.append(c); i += 1  # a digit separator (10'000), not a char literal
         elif c in "\"'":
             j = i + 1
             while j < n and text[j] != c:

@@ -20,6 +20,7 @@
 #include <toml++/toml.h>
 
 #include "codexd/api_constants.h"
+#include "daemon/config/byte_size.h"
 #include "platform/posix/root_owned.h"
 
 namespace codexd::config {
@@ -210,9 +211,23 @@ void expand_home_paths(Config& c) {
   c.policy.amend_file = expand_home(c.policy.amend_file, home);
 }
 
+// Defaults that stop a fork bomb and a memory hog, and leave a make -j / cargo build alone.
+void default_limits(LimitsSection& l) {
+  const uint64_t ram = physical_memory_bytes();
+  l.session.pids_max = 4096;
+  l.session.memory_max = ram / 2;
+  l.session.memory_swap_max = 0;
+  l.session.cpu_weight = 100;
+  l.agent.pids_max = 8192;
+  l.agent.memory_max = ram / 4 * 3;
+  l.agent.memory_swap_max = 0;
+  l.agent.cpu_weight = 100;
+}
+
 Config default_config(DaemonMode mode) {
   Config c;
   c.daemon.mode = mode;
+  default_limits(c.limits);
   if (mode == DaemonMode::kSystem) {
     c.policy.rules_dirs = {"/etc/codexd/rules"};
   } else {
@@ -384,6 +399,54 @@ void read_approvals(TableReader& r, Config& c) {
   r.read_int("session_cache_entries", a.session_cache_entries, 0, 1'000'000);
 }
 
+// A memory size: integer bytes or a string (byte_size.h).
+void read_bytes(TableReader& r, const std::string& key, std::optional<uint64_t>& out) {
+  const toml::node* n = r.get(key);
+  if (!n) return;
+  if (auto i = n->value_exact<int64_t>()) {
+    if (*i < 0) r.errors().add(n->source(), "`" + r.name(key) + "` must not be negative");
+    else out = static_cast<uint64_t>(*i);
+    return;
+  }
+  auto text = n->value<std::string>();
+  auto parsed = text ? parse_byte_size(*text, physical_memory_bytes()) : Result<std::optional<uint64_t>>(InvalidArgument(
+                                                                                "must be bytes or a size string like \"256M\""));
+  if (parsed.ok()) out = *parsed;
+  else r.errors().add(n->source(), "`" + r.name(key) + "` " + parsed.status().message());
+}
+
+// A count or percentage where 0 means "no limit".
+template <typename Int>
+void read_optional(TableReader& r, const std::string& key, std::optional<Int>& out, int64_t max) {
+  Int value = out.value_or(0);
+  r.read_int(key, value, 0, max);
+  out = value ? std::optional<Int>(value) : std::nullopt;
+}
+
+// The limit keys of one level: <prefix>pids_max, <prefix>memory_max, ...
+void read_limit_keys(TableReader& r, const std::string& prefix, limits::ResourceLimits& l) {
+  read_optional(r, prefix + "pids_max", l.pids_max, 4'194'304);
+  read_bytes(r, prefix + "memory_max", l.memory_max);
+  read_bytes(r, prefix + "memory_swap_max", l.memory_swap_max);
+  read_bytes(r, prefix + "memory_high", l.memory_high);
+  if (r.get(prefix + "cpu_weight")) {
+    uint32_t weight = l.cpu_weight.value_or(100);
+    r.read_int(prefix + "cpu_weight", weight, 1, 10000);
+    l.cpu_weight = weight;
+  }
+  read_optional(r, prefix + "cpu_max", l.cpu_max_percent, 100'000);
+  read_optional(r, prefix + "io_weight", l.io_weight, 10000);
+}
+
+void read_limits(TableReader& r, Config& c) {
+  r.read_choice<LimitsMechanism>("mechanism", c.limits.mechanism,
+                                 {{"auto", LimitsMechanism::kAuto}, {"cgroup", LimitsMechanism::kCgroup},
+                                  {"rlimit", LimitsMechanism::kRlimit}, {"none", LimitsMechanism::kNone}});
+  read_limit_keys(r, "", c.limits.session);
+  read_optional(r, "cpu_seconds", c.limits.session.cpu_seconds, 1'000'000'000);
+  read_limit_keys(r, "agent_", c.limits.agent);
+}
+
 // [agents."<x-codexd-agent-id>"]: one table per agent label.
 void read_network(TableReader& r, Config& c) {
   read_host_patterns(r, "allow", c.network.allow);
@@ -404,6 +467,7 @@ void read_agents(TableReader& agents, Config& c) {
     if (r.read_choice("network", network, network_mode_choices())) o.network = network;
     read_host_patterns(r, "network_allow", o.network_allow);
     read_host_patterns(r, "network_deny", o.network_deny);
+    read_limit_keys(r, "", o.budget);
     c.agents[agent] = o;
   }
 }
@@ -418,6 +482,7 @@ constexpr std::pair<const char*, TableFn> kTables[] = {
     {"daemon", read_daemon},       {"exec", read_exec},       {"environment", read_environment},
     {"policy", read_policy},       {"sandbox", read_sandbox}, {"approvals", read_approvals},
     {"agents", read_agents},       {"audit", read_audit},     {"network", read_network},
+    {"limits", read_limits},
 };
 
 // Every known table into `c`; unknown top-level keys are errors.
@@ -460,6 +525,21 @@ policy::ApprovalPolicy Config::approval_policy_for(const std::string& agent_id) 
 sandbox::NetworkMode Config::network_mode_for(const std::string& agent_id) const {
   auto it = agents.find(agent_id);
   return it != agents.end() && it->second.network ? *it->second.network : sandbox.policy.network;
+}
+
+limits::ResourceLimits Config::agent_budget_for(const std::string& agent_id) const {
+  limits::ResourceLimits budget = limits.agent;
+  auto it = agents.find(agent_id);
+  if (it == agents.end()) return budget;
+  const limits::ResourceLimits& o = it->second.budget;
+  if (o.pids_max) budget.pids_max = o.pids_max;
+  if (o.memory_max) budget.memory_max = o.memory_max;
+  if (o.memory_swap_max) budget.memory_swap_max = o.memory_swap_max;
+  if (o.memory_high) budget.memory_high = o.memory_high;
+  if (o.cpu_weight) budget.cpu_weight = o.cpu_weight;
+  if (o.cpu_max_percent) budget.cpu_max_percent = o.cpu_max_percent;
+  if (o.io_weight) budget.io_weight = o.io_weight;
+  return budget;
 }
 
 Result<Config> parse_config(const std::string& text, const std::string& source_path) {

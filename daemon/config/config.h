@@ -13,6 +13,7 @@
 
 #include "daemon/exec/environment.h"
 #include "base/status.h"
+#include "platform/limits/limits.h"
 #include "platform/sandbox/sandbox.h"
 #include "policies/host_pattern.h"
 #include "policies/requirement.h"
@@ -87,11 +88,21 @@ struct NetworkSection {
   bool limited = false;
 };
 
+// [limits]: how commands are limited (docs/configuration.md, docs/sandbox.md).
+enum class LimitsMechanism { kAuto, kCgroup, kRlimit, kNone };
+
+struct LimitsSection {
+  LimitsMechanism mechanism = LimitsMechanism::kAuto;
+  limits::ResourceLimits session;  // each command's own (pids_max, memory_max, ...)
+  limits::ResourceLimits agent;    // each agent's budget, shared by its commands (agent_*)
+};
+
 struct AgentOverride {
   std::optional<policy::ApprovalPolicyKind> approval_policy;  // unset: policy.approval_policy
   std::optional<sandbox::NetworkMode> network;                // unset: sandbox.network
   std::vector<policy::HostPattern> network_allow;             // in addition to [network]
   std::vector<policy::HostPattern> network_deny;
+  limits::ResourceLimits budget;  // set fields replace limits.agent_* for this agent
 };
 
 struct AuditSection {
@@ -110,6 +121,7 @@ struct Config {
   NetworkSection network;
   std::map<std::string, AgentOverride> agents;
   AuditSection audit;
+  LimitsSection limits;
 
   // The approval policy for calls labelled `agent_id`: its [agents."<id>"] approval_policy,
   // else policy.approval_policy, with the policy's granular flags.
@@ -117,6 +129,8 @@ struct Config {
   // The network mode for calls labelled `agent_id`: its [agents."<id>"] network, else
   // sandbox.network.
   sandbox::NetworkMode network_mode_for(const std::string& agent_id) const;
+  // The budget of `agent_id`'s commands together: limits.agent_* with its [agents."<id>"] keys.
+  limits::ResourceLimits agent_budget_for(const std::string& agent_id) const;
 };
 
 // Defaults for a mode (rules dirs, socket path).

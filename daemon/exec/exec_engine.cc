@@ -3,8 +3,8 @@
 #include <signal.h>
 
 #include "base/shell_quote.h"
+#include "daemon/exec/launch_spawn.h"
 #include "daemon/exec/result_text.h"
-#include "daemon/exec/spawn_launch.h"
 #include "daemon/exec/truncation.h"
 #include "base/utf8.h"
 #include "daemon/exec/yield_clamps.h"
@@ -13,8 +13,10 @@ namespace codexd::exec {
 
 void render_text(UnifiedOutcome& outcome) {
   outcome.text = render_unified_exec_text({outcome.chunk_id, outcome.wall_time_seconds, outcome.exit_code,
-                                           outcome.session_id, outcome.original_token_count, outcome.output});
+                                           outcome.session_id, outcome.original_token_count, outcome.output,
+                                           outcome.termination_note});
 }
+
 
 ExecEngine::ExecEngine(boost::asio::io_context& io, StoreLimits store_limits, EngineOptions options,
                        ProcessStore::IdGenerator ids)
@@ -32,19 +34,14 @@ std::optional<WaitTicket> ExecEngine::exec(SessionMetadata metadata, const Launc
     done(id.status());
     return std::nullopt;
   }
-  ChannelOwner owner{metadata.owner_uid, metadata.agent_id, *id, shell_join(metadata.argv)};
-  auto spawned = spawn_launch(launch, launch.tty ? posix::StdioMode::kPty : posix::StdioMode::kPipesMerged, owner);
+  metadata.id = *id;
+  auto spawned = spawn_session(std::move(metadata), launch);
   if (!spawned.ok()) {
     store_.release_id(*id);
     done(spawned.status());
     return std::nullopt;
   }
-  metadata.id = *id;
-  metadata.tty = launch.tty;
-  metadata.sandbox = launch.sandbox;
-  metadata.network = launch.network;
-  auto session = Session::start(io_, std::move(metadata), std::move(spawned->process), options_.session_limits);
-  session->hold_until_exit(std::move(spawned->keepalive));
+  auto session = *spawned;
   store_.insert(session);
   const int session_id = *id;
   auto wait_id = session->wait(WaitMode::kUntilDeadlineOrExit, start + std::chrono::milliseconds(yield_ms),
@@ -52,6 +49,22 @@ std::optional<WaitTicket> ExecEngine::exec(SessionMetadata metadata, const Launc
                                  on_collected(session_id, start, max_output_tokens, false, std::move(collected), done);
                                });
   return WaitTicket{session_id, wait_id};
+}
+
+// The session's resource group first, so that the child joins it before it runs anything.
+Result<std::shared_ptr<Session>> ExecEngine::spawn_session(SessionMetadata metadata, const LaunchSpec& launch) {
+  CODEXD_ASSIGN_OR_RETURN(auto group, create_group(options_.limits, launch, std::to_string(metadata.id)));
+  posix::SpawnRequest request = spawn_request(launch, launch.tty ? posix::StdioMode::kPty : posix::StdioMode::kPipesMerged);
+  if (group) group->prepare(request);
+  ChannelOwner owner{metadata.owner_uid, metadata.agent_id, metadata.id, shell_join(metadata.argv)};
+  CODEXD_ASSIGN_OR_RETURN(LaunchedProcess launched, spawn_launch(launch, std::move(request), owner));
+  metadata.tty = launch.tty;
+  metadata.sandbox = launch.sandbox;
+  metadata.network = launch.network;
+  auto session = Session::start(io_, std::move(metadata), std::move(launched.process), options_.session_limits,
+                                std::move(group));
+  session->hold_until_exit(std::move(launched.keepalive));
+  return session;
 }
 
 std::optional<WaitTicket> ExecEngine::write_stdin(const Requester& requester, int session_id, std::string chars,
@@ -126,10 +139,13 @@ void ExecEngine::on_collected(int session_id, Clock::time_point start, uint32_t 
   outcome.original_token_count = (outcome.raw_output.size() + collected.omitted_bytes + 3) / 4;
   outcome.output = formatted_truncate_text(outcome.raw_output, max_output_tokens);
   outcome.output_offset = collected.output_offset;
+  outcome.usage = collected.usage;
   if (collected.exit) {
     // Reported once: the session is gone from now on ("Unknown process id N").
     outcome.exit_code = collected.exit->exit_code;
     outcome.signal = collected.exit->signal;
+    outcome.termination = collected.termination;
+    outcome.termination_note = collected.termination_note;
     store_.remove(session_id);
   } else {
     outcome.session_id = session_id;
@@ -156,9 +172,10 @@ Result<bool> ExecEngine::cancel(const Requester& requester, int session_id, Canc
   CODEXD_ASSIGN_OR_RETURN(auto session, store_.find(session_id, requester));
   const bool running = !session->has_exited();
   if (!running) return false;
+  session->mark_cancelled();
   switch (mode) {
     case CancelMode::kInterrupt: {
-      Status st = session->interrupt();
+      Status st = session->signal_all(SIGINT);
       if (!st.ok()) return st;
       break;
     }

@@ -16,6 +16,7 @@
 #include "daemon/exec/process_store.h"
 #include "daemon/exec/session.h"
 #include "base/status.h"
+#include "platform/limits/limits.h"
 
 namespace codexd::exec {
 
@@ -31,6 +32,9 @@ struct UnifiedOutcome {
   uint64_t original_token_count = 0;
   uint64_t output_offset = 0;
   std::vector<std::string> warnings;
+  std::optional<limits::Termination> termination;  // with exit_code
+  std::string termination_note;                    // "killed: memory limit 256 MiB reached" or ""
+  limits::ResourceUsage usage;
   // Rendered last (after the orchestrator may have changed fields), see render_text().
   std::string text;
 };
@@ -39,6 +43,8 @@ void render_text(UnifiedOutcome& outcome);
 struct EngineOptions {
   SessionLimits session_limits;
   uint32_t max_poll_ms = 300'000;  // background_terminal_max_timeout
+  // Puts each session in its resource group; null: process groups only, no limits.
+  limits::LimitsManager* limits = nullptr;
 };
 
 // A wait in progress, so that the RPC can give up on it (client went away).
@@ -82,12 +88,14 @@ class ExecEngine {
     return store_.list(requester, all_users);
   }
   size_t live_sessions() const { return store_.size(); }
+  limits::LimitsManager* limits() const { return options_.limits; }
   uint64_t total_sessions() const { return store_.total_created(); }
 
   // Shutdown: SIGKILL every session's group and reap.
   void kill_all();
 
  private:
+  Result<std::shared_ptr<Session>> spawn_session(SessionMetadata metadata, const LaunchSpec& launch);
   void on_collected(int session_id, Clock::time_point start, uint32_t max_output_tokens, bool reserved_only,
                     Collected collected, const Done& done);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "daemon/exec/proxy_channel.h"
+#include "platform/limits/limits.h"
 #include "platform/posix/spawn.h"
 #include "platform/sandbox/sandbox.h"
 
@@ -28,6 +29,10 @@ struct LaunchSpec {
   // (LaunchPlan::proxy_channel_fd), and its daemon end goes to `proxy_channels`.
   bool proxy_channel = false;
   std::shared_ptr<ProxyChannelSink> proxy_channels;
+  // Resource limits: the command's own, and the budget its agent's commands share.
+  std::string agent_id;
+  limits::ResourceLimits session_limits;
+  limits::ResourceLimits agent_budget;
 };
 
 }  // namespace codexd::exec

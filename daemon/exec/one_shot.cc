@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "daemon/exec/exit_status.h"
-#include "daemon/exec/spawn_launch.h"
+#include "daemon/exec/launch_spawn.h"
 
 namespace codexd::exec {
 namespace {
@@ -30,20 +30,28 @@ std::string aggregate_output(const std::string& out, const std::string& err, siz
 std::string one_shot_content(const OneShotOutcome& outcome) {
   std::string content;
   if (outcome.timed_out) content = "command timed out after " + std::to_string(outcome.timeout_ms) + " milliseconds\n";
+  if (!outcome.termination_note.empty()) content += outcome.termination_note + "\n";
   content += outcome.aggregated;
   return content;
 }
 
 Result<std::shared_ptr<OneShotRun>> OneShotRun::start(asio::io_context& io, const LaunchSpec& launch,
-                                                      const ChannelOwner& owner, uint32_t timeout_ms, Done done) {
-  CODEXD_ASSIGN_OR_RETURN(LaunchedProcess launched, spawn_launch(launch, posix::StdioMode::kPipesSeparate, owner));
-  std::shared_ptr<OneShotRun> run(new OneShotRun(io, std::move(launched.process), timeout_ms, std::move(done)));
+                                                      const ChannelOwner& owner, uint32_t timeout_ms, Done done,
+                                                      limits::LimitsManager* limits) {
+  static uint64_t runs = 0;  // core thread only
+  CODEXD_ASSIGN_OR_RETURN(auto group, create_group(limits, launch, "run-" + std::to_string(++runs)));
+  posix::SpawnRequest request = spawn_request(launch, posix::StdioMode::kPipesSeparate);
+  if (group) group->prepare(request);
+  CODEXD_ASSIGN_OR_RETURN(LaunchedProcess launched, spawn_launch(launch, std::move(request), owner));
+  std::shared_ptr<OneShotRun> run(
+      new OneShotRun(io, std::move(launched.process), timeout_ms, std::move(done), std::move(group)));
   run->held_until_exit_ = std::move(launched.keepalive);
   run->begin();
   return run;
 }
 
-OneShotRun::OneShotRun(asio::io_context& io, posix::SpawnedProcess process, uint32_t timeout_ms, Done done)
+OneShotRun::OneShotRun(asio::io_context& io, posix::SpawnedProcess process, uint32_t timeout_ms, Done done,
+                       std::unique_ptr<limits::ResourceGroup> group)
     : io_(io),
       pid_(process.pid),
       start_(Clock::now()),
@@ -55,15 +63,24 @@ OneShotRun::OneShotRun(asio::io_context& io, posix::SpawnedProcess process, uint
       kill_timer_(io),
       stdout_buffer_(kReadChunk),
       stderr_buffer_(kReadChunk),
-      done_(std::move(done)) {
+      done_(std::move(done)),
+      group_(std::move(group)) {
   outcome_.timeout_ms = timeout_ms;
+  if (group_) group_->started(pid_);
 }
 
 OneShotRun::~OneShotRun() {
   if (!reaped_) {
-    posix::signal_process_group(pid_, SIGKILL).ok();
+    kill_tree();
     reap_child(pidfd_.native_handle());
   }
+  group_.reset();  // after the reap: removes the cgroup
+}
+
+// Its process group while the leader's pid is ours, and its whole cgroup.
+void OneShotRun::kill_tree() {
+  if (!reaped_) posix::signal_process_group(pid_, SIGKILL).ok();
+  if (group_) group_->kill_all().ok();
 }
 
 void OneShotRun::begin() {
@@ -78,7 +95,7 @@ void OneShotRun::begin() {
     if (ec || self->exit_) return;
     // Codex: expiration kills the group at once, no SIGTERM grace; reported as exit 124.
     self->outcome_.timed_out = true;
-    posix::signal_process_group(self->pid_, SIGKILL).ok();
+    self->kill_tree();
   });
 }
 
@@ -128,7 +145,7 @@ void OneShotRun::complete() {
   drain_timer_.cancel();
   kill_timer_.cancel();
   // A one-shot command leaves nothing behind: kill the rest of its group, then reap the leader.
-  posix::signal_process_group(pid_, SIGKILL).ok();
+  kill_tree();
   reap_child(pidfd_.native_handle());
   reaped_ = true;
   boost::system::error_code ignored;
@@ -146,18 +163,39 @@ void OneShotRun::complete() {
     outcome_.exit_code = exit_->exit_code;
     outcome_.signal = exit_->signal;
   }
+  settle_outcome();
   outcome_.aggregated = aggregate_output(outcome_.stdout_bytes, outcome_.stderr_bytes);
   auto done = std::move(done_);
   if (done) done(std::move(outcome_));
 }
 
+// After the reap: how it ended and what it used, then the group goes.
+void OneShotRun::settle_outcome() {
+  limits::LimitHit hit = limits::LimitHit::kNone;
+  if (group_) {
+    group_->leader_reaped();
+    outcome_.usage = group_->usage();
+    hit = group_->limit_hit();
+  }
+  if (outcome_.timed_out) {
+    outcome_.termination = limits::Termination::kTimedOut;
+  } else if (outcome_.cancelled) {
+    outcome_.termination = limits::Termination::kCancelled;
+  } else {
+    outcome_.termination = limits::classify(hit, outcome_.exit_code, outcome_.signal.has_value());
+  }
+  if (group_) outcome_.termination_note = limits::termination_note(outcome_.termination, group_->effective());
+  group_.reset();
+}
+
 void OneShotRun::cancel() {
   if (completed_ || exit_) return;
   outcome_.cancelled = true;
-  posix::signal_process_group(pid_, SIGTERM).ok();
+  if (group_) group_->signal_all(SIGTERM).ok();
+  else posix::signal_process_group(pid_, SIGTERM).ok();
   kill_timer_.expires_after(kCancelGrace);
   kill_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (!ec && !self->exit_) posix::signal_process_group(self->pid_, SIGKILL).ok();
+    if (!ec && !self->exit_) self->kill_tree();
   });
 }
 

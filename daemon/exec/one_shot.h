@@ -14,6 +14,7 @@
 #include "daemon/exec/launch_spec.h"
 #include "daemon/exec/session.h"
 #include "base/status.h"
+#include "platform/limits/limits.h"
 
 namespace codexd::exec {
 
@@ -31,6 +32,9 @@ struct OneShotOutcome {
   std::string aggregated;    // stdout then stderr sharing 1 MiB (Codex's 1/3 rule)
   double wall_time_seconds = 0;
   uint32_t timeout_ms = 0;
+  limits::Termination termination = limits::Termination::kExited;
+  std::string termination_note;  // "killed: memory limit 256 MiB reached" or ""
+  limits::ResourceUsage usage;
 };
 
 // Codex's aggregate: when both exceed the cap together, stdout gets up to a third, stderr the
@@ -44,16 +48,21 @@ class OneShotRun : public std::enable_shared_from_this<OneShotRun> {
  public:
   using Done = std::function<void(Result<OneShotOutcome>)>;
 
-  // `owner` labels the sandbox's proxy connections (network mode proxy).
+  // `owner` labels the sandbox's proxy connections (network mode proxy); `limits` (may be
+  // null) gives the run its resource group, named "run-<n>" under its agent.
   static Result<std::shared_ptr<OneShotRun>> start(boost::asio::io_context& io, const LaunchSpec& launch,
-                                                   const ChannelOwner& owner, uint32_t timeout_ms, Done done);
+                                                   const ChannelOwner& owner, uint32_t timeout_ms, Done done,
+                                                   limits::LimitsManager* limits = nullptr);
   ~OneShotRun();
 
   // The caller went away: SIGTERM to the group, 50 ms, then SIGKILL (reported as cancelled).
   void cancel();
 
  private:
-  OneShotRun(boost::asio::io_context& io, posix::SpawnedProcess process, uint32_t timeout_ms, Done done);
+  OneShotRun(boost::asio::io_context& io, posix::SpawnedProcess process, uint32_t timeout_ms, Done done,
+             std::unique_ptr<limits::ResourceGroup> group);
+  void kill_tree();
+  void settle_outcome();
   void begin();
   void read(boost::asio::posix::stream_descriptor& stream, std::vector<char>& buffer, std::string& sink, bool& closed);
   void on_exit_ready();
@@ -77,6 +86,7 @@ class OneShotRun : public std::enable_shared_from_this<OneShotRun> {
   std::optional<ExitStatus> exit_;
   OneShotOutcome outcome_;
   Done done_;
+  std::unique_ptr<limits::ResourceGroup> group_;
 };
 
 }  // namespace codexd::exec

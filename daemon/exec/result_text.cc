@@ -16,6 +16,7 @@ std::string render_unified_exec_text(const UnifiedExecText& parts) {
   std::snprintf(wall, sizeof wall, "Wall time: %.4f seconds", parts.wall_time_seconds);
   sections.emplace_back(wall);
   if (parts.exit_code) sections.push_back("Process exited with code " + std::to_string(*parts.exit_code));
+  if (!parts.note.empty()) sections.emplace_back(parts.note);
   if (parts.session_id) sections.push_back("Process running with session ID " + std::to_string(*parts.session_id));
   if (parts.original_token_count) {
     sections.push_back("Original token count: " + std::to_string(*parts.original_token_count));

@@ -18,6 +18,7 @@ struct UnifiedExecText {
   std::optional<int> session_id;
   std::optional<uint64_t> original_token_count;
   std::string_view output;  // already truncated
+  std::string_view note;    // after the exit line: "killed: memory limit 256 MiB reached" ("" = none)
 };
 std::string render_unified_exec_text(const UnifiedExecText& parts);
 

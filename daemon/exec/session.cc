@@ -21,13 +21,15 @@ constexpr size_t kReadChunk = 64 * 1024;
 }  // namespace
 
 std::shared_ptr<Session> Session::start(asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process,
-                                        SessionLimits limits) {
-  std::shared_ptr<Session> session(new Session(io, std::move(metadata), std::move(process), limits));
+                                        SessionLimits limits, std::unique_ptr<limits::ResourceGroup> group) {
+  std::shared_ptr<Session> session(
+      new Session(io, std::move(metadata), std::move(process), limits, std::move(group)));
   session->begin();
   return session;
 }
 
-Session::Session(asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process, SessionLimits limits)
+Session::Session(asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process, SessionLimits limits,
+                 std::unique_ptr<limits::ResourceGroup> group)
     : io_(io),
       metadata_(std::move(metadata)),
       limits_(limits),
@@ -42,15 +44,48 @@ Session::Session(asio::io_context& io, SessionMetadata metadata, posix::SpawnedP
       pending_(limits.poll_buffer_bytes),
       ring_(limits.attach_window_bytes) {
   if (process.input.valid()) input_.assign(process.input.release());
+  group_ = std::move(group);
+  if (group_) {
+    group_->started(pid_);
+    effective_limits_ = group_->effective();
+  }
 }
 
 Session::~Session() {
   if (!reaped_ && pid_ > 0) {
     // Losing the last reference to a live process kills its group (Codex's Drop behaviour).
-    posix::signal_process_group(pid_, SIGKILL).ok();
+    kill_tree();
     reap_child(pidfd_.native_handle());
   }
+  group_.reset();  // after the reap: removes the cgroup
 }
+
+// Every process of the session: its process group while the leader's pid is still ours, and
+// its whole cgroup (which also holds what left the process group).
+void Session::kill_tree() {
+  if (!reaped_) posix::signal_process_group(pid_, SIGKILL).ok();
+  if (group_) group_->kill_all().ok();
+}
+
+// The leader is reaped: keep what the group measured, then remove the group.
+void Session::reaped_leader() {
+  reaped_ = true;
+  if (!group_) return;
+  group_->leader_reaped();
+  final_usage_ = group_->usage();
+  final_hit_ = group_->limit_hit();
+  group_.reset();
+}
+
+limits::ResourceUsage Session::usage() const { return group_ ? group_->usage() : final_usage_; }
+
+limits::Termination Session::termination() const {
+  if (cancelled_) return limits::Termination::kCancelled;
+  const ExitStatus status = exit_.value_or(ExitStatus{});
+  return limits::classify(group_ ? group_->limit_hit() : final_hit_, status.exit_code, status.signal.has_value());
+}
+
+std::string Session::termination_note() const { return limits::termination_note(termination(), effective_limits_); }
 
 void Session::begin() {
   watch_exit();
@@ -139,7 +174,7 @@ void Session::on_exit_ready() {
     trailing_timer_.expires_after(kTrailingOutputGrace);
     trailing_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (ec || self->finished_) return;
-      if (!self->reaped_) posix::signal_process_group(self->pid_, SIGKILL).ok();
+      self->kill_tree();  // stragglers die with the main process (docs/sandbox.md)
       self->trailing_timer_.expires_after(kTrailingOutputGrace);
       self->trailing_timer_.async_wait([self](const boost::system::error_code& ec2) {
         if (ec2 || self->finished_) return;
@@ -161,10 +196,10 @@ void Session::finish() {
   finished_ = true;
   trailing_timer_.cancel();
   if (!reaped_) {
-    // Kill what the command left behind in its group, then reap the zombie leader.
-    posix::signal_process_group(pid_, SIGKILL).ok();
+    // Kill what the command left behind in its group and cgroup, then reap the zombie leader.
+    kill_tree();
     reap_if_exited(pidfd_.native_handle());
-    reaped_ = true;
+    reaped_leader();
   }
   boost::system::error_code ignored;
   pidfd_.close(ignored);
@@ -222,6 +257,11 @@ void Session::complete_waiter(WaitId id) {
   collected.owner_uid = metadata_.owner_uid;
   collected.output_offset = ring_.end_offset();
   collected.exit = exit_;
+  collected.usage = usage();
+  if (exit_) {
+    collected.termination = termination();
+    collected.termination_note = termination_note();
+  }
   done(std::move(collected));
 }
 
@@ -270,9 +310,16 @@ Status Session::interrupt() {
   return posix::signal_process_group(pid_, SIGINT);
 }
 
+Status Session::signal_all(int signal) {
+  if (finished_) return Status::Ok();
+  if (group_) return group_->signal_all(signal);
+  if (reaped_) return Status::Ok();
+  return posix::signal_process_group(pid_, signal);
+}
+
 void Session::terminate(std::chrono::milliseconds grace) {
-  if (reaped_) return;
-  posix::signal_process_group(pid_, SIGTERM).ok();
+  if (finished_) return;
+  signal_all(SIGTERM).ok();
   kill_timer_.expires_after(grace);
   kill_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec && !self->finished_) self->kill();
@@ -280,7 +327,7 @@ void Session::terminate(std::chrono::milliseconds grace) {
 }
 
 void Session::kill() {
-  if (!reaped_) posix::signal_process_group(pid_, SIGKILL).ok();
+  if (!finished_) kill_tree();
 }
 
 void Session::release() {
@@ -291,10 +338,10 @@ void Session::release() {
 void Session::shutdown_now() {
   released_ = true;
   if (!reaped_) {
-    posix::signal_process_group(pid_, SIGKILL).ok();
+    kill_tree();
     reap_child(pidfd_.native_handle());
-    reaped_ = true;
   }
+  reaped_leader();
   boost::system::error_code ignored;
   pidfd_.close(ignored);
   output_.close(ignored);

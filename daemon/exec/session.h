@@ -28,6 +28,7 @@
 #include "daemon/exec/head_tail_buffer.h"
 #include "daemon/exec/output_ring.h"
 #include "base/status.h"
+#include "platform/limits/limits.h"
 #include "platform/posix/spawn.h"
 #include "platform/sandbox/sandbox.h"
 
@@ -62,6 +63,9 @@ struct Collected {
   uint64_t output_offset = 0;        // stream offset after the drained bytes
   uid_t owner_uid = 0;               // the session's owner
   std::optional<ExitStatus> exit;    // the process exited: the session is over
+  limits::Termination termination = limits::Termination::kExited;  // with `exit`
+  std::string termination_note;      // with `exit`: "killed: memory limit 256 MiB reached" or ""
+  limits::ResourceUsage usage;       // so far (final with `exit`)
 };
 
 enum class WaitMode {
@@ -85,8 +89,11 @@ class Session : public std::enable_shared_from_this<Session> {
   using WaitId = uint64_t;
   using WatcherId = uint64_t;
 
+  // `group` holds the command's processes (its cgroup, or its process group); null: the
+  // process group alone.
   static std::shared_ptr<Session> start(boost::asio::io_context& io, SessionMetadata metadata,
-                                        posix::SpawnedProcess process, SessionLimits limits = {});
+                                        posix::SpawnedProcess process, SessionLimits limits = {},
+                                        std::unique_ptr<limits::ResourceGroup> group = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -112,10 +119,19 @@ class Session : public std::enable_shared_from_this<Session> {
   bool has_input() const { return input_.is_open(); }
   Status resize(unsigned short rows, unsigned short cols);
 
-  // Signals to the whole process group.
-  Status interrupt();                                    // SIGINT
-  void terminate(std::chrono::milliseconds grace);       // SIGTERM, then SIGKILL after grace
-  void kill();                                           // SIGKILL
+  // Ctrl-C: SIGINT to the process group (what a terminal does).
+  Status interrupt();
+  // Cancel: the signal reaches every process of the session (its whole cgroup where there is
+  // one, also processes that left the process group); the session then reports "cancelled".
+  Status signal_all(int signal);
+  void terminate(std::chrono::milliseconds grace);       // SIGTERM to all, then SIGKILL to all after grace
+  void kill();                                           // SIGKILL to all
+  void mark_cancelled() { cancelled_ = true; }
+
+  // What the session used so far (final once finished), and how it ended (after the exit).
+  limits::ResourceUsage usage() const;
+  limits::Termination termination() const;
+  std::string termination_note() const;
   // The store let go of this session (reported, pruned): kill whatever still runs.
   void release();
   // Daemon shutdown: SIGKILL the group and reap now, synchronously.
@@ -132,7 +148,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void notify_on_activity(std::function<void()> callback);
 
  private:
-  Session(boost::asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process, SessionLimits limits);
+  Session(boost::asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process, SessionLimits limits,
+          std::unique_ptr<limits::ResourceGroup> group);
+  void kill_tree();
+  void reaped_leader();
   void begin();
   void read_more();
   void on_read(const boost::system::error_code& ec, size_t n);
@@ -177,6 +196,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<ExitStatus> exit_;
   std::optional<Clock::time_point> exit_seen_at_;
   std::shared_ptr<void> held_until_exit_;
+  std::unique_ptr<limits::ResourceGroup> group_;  // removed once finished (usage kept below)
+  limits::ResourceUsage final_usage_;
+  limits::LimitHit final_hit_ = limits::LimitHit::kNone;
+  limits::ResourceLimits effective_limits_;
+  bool cancelled_ = false;
   Clock::time_point last_used_;
 
   HeadTailBuffer pending_;

@@ -74,6 +74,13 @@ void AuditLog::record(const AuditRecord& r) {
   line["attempt"] = r.attempt;
   line["outcome"] = r.outcome;
   if (r.exit_code) line["exit_code"] = *r.exit_code;
+  if (!r.termination.empty()) line["termination"] = r.termination;
+  if (r.usage && r.usage->known) {
+    line["peak_memory_bytes"] = r.usage->peak_memory_bytes;
+    line["cpu_user_usec"] = r.usage->cpu_user_usec;
+    line["cpu_system_usec"] = r.usage->cpu_system_usec;
+    line["peak_processes"] = r.usage->peak_processes;
+  }
   line["approval_wait_ms"] = static_cast<int64_t>(r.approval_wait_ms);
   line["duration_ms"] = static_cast<int64_t>(r.duration_ms);
   emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

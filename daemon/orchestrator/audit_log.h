@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "platform/limits/limits.h"
 
 namespace spdlog {
 class logger;
@@ -33,6 +34,8 @@ struct AuditRecord {
   std::string attempt;            // first | escalated
   std::string outcome;            // success | rejected | sandbox_denied | process_error | cancelled
   std::optional<int> exit_code;
+  std::string termination;        // exited | signalled | timed_out | cancelled | out_of_memory | process_limit ("" = none)
+  std::optional<limits::ResourceUsage> usage;  // what the command used (measured ones only)
   double approval_wait_ms = 0;
   double duration_ms = 0;
 };

@@ -160,7 +160,7 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
     call->result.one_shot_text = one_shot_text(*call->result.one_shot);
     attempt_finished(call, likely, call->result.one_shot->timed_out || call->result.one_shot->cancelled,
                      call->result.one_shot->signal.has_value());
-  });
+  }, engine_.limits());
   if (!run.ok()) {
     CommandResult result;
     result.plan = call->plan;
@@ -218,8 +218,16 @@ void CommandRunner::complete(std::shared_ptr<CallState> call, CommandResult resu
   record.initial_sandbox = call->initial_sandbox.empty() ? "none" : call->initial_sandbox;
   record.attempt = plan && plan->attempt > 1 ? "escalated" : "first";
   record.outcome = call->handle->gone_ && outcome != "rejected" && !result.unified ? "cancelled" : outcome;
-  if (result.unified && result.unified->exit_code) record.exit_code = *result.unified->exit_code;
-  if (result.one_shot) record.exit_code = result.one_shot->exit_code;
+  if (result.unified && result.unified->exit_code) {
+    record.exit_code = *result.unified->exit_code;
+    if (result.unified->termination) record.termination = limits::termination_name(*result.unified->termination);
+    record.usage = result.unified->usage;
+  }
+  if (result.one_shot) {
+    record.exit_code = result.one_shot->exit_code;
+    record.termination = limits::termination_name(result.one_shot->termination);
+    record.usage = result.one_shot->usage;
+  }
   record.approval_wait_ms = call->approval_wait_ms;
   record.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - call->started).count();
   audit_.record(record);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "platform/limits/limits.h"
+
 namespace codexd::orchestrator {
 
 // Who asked, from SO_PEERCRED at accept time (never from the request), plus the
@@ -43,6 +45,8 @@ struct ExecRequest {
   bool dry_run = false;
   uint32_t timeout_ms = 0;              // kShellCommand only
   Caller caller;
+  // The request's own limits (validated against its agent's budget), over limits.* defaults.
+  limits::ResourceLimits limits;
 };
 
 // Why nothing ran. A normal result for the caller, not an RPC error.

@@ -46,6 +46,20 @@ std::vector<std::string> LaunchBuilder::environment(const RunAs& run_as, const L
   return exec::build_child_environment(deps_.config->environment, inputs);
 }
 
+// The command's limits: the request's where it asked, limits.* otherwise; the agent's budget
+// from limits.agent_* and its [agents."<id>"] table.
+void LaunchBuilder::apply_limits(const LaunchInput& input, exec::LaunchSpec& spec) const {
+  const config::Config& c = *deps_.config;
+  spec.agent_id = input.agent_id;
+  spec.agent_budget = c.agent_budget_for(input.agent_id);
+  spec.session_limits = c.limits.session;
+  const limits::ResourceLimits& asked = input.limits;
+  if (asked.pids_max) spec.session_limits.pids_max = asked.pids_max;
+  if (asked.memory_max) spec.session_limits.memory_max = asked.memory_max;
+  if (asked.cpu_weight) spec.session_limits.cpu_weight = asked.cpu_weight;
+  if (asked.cpu_max_percent) spec.session_limits.cpu_max_percent = asked.cpu_max_percent;
+}
+
 Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::SandboxSpec& spec, bool confined,
                                          const LaunchInput& input, const sandbox::SandboxManager* manager) const {
   const sandbox::SandboxManager& chosen = manager ? *manager : *deps_.sandbox;
@@ -75,6 +89,7 @@ Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::San
   built.spec.network = plan->backend == sandbox::Backend::kNone ? sandbox::NetworkMode::kHost : spec.network;
   built.spec.proxy_channel = plan->proxy_channel_fd >= 0;
   if (built.spec.proxy_channel) built.spec.proxy_channels = deps_.proxy_channels;
+  apply_limits(input, built.spec);
   built.plan = std::move(plan).value();
   return built;
 }

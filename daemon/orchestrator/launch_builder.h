@@ -46,6 +46,8 @@ struct LaunchInput {
   bool tty = false;
   unsigned short rows = 24;
   unsigned short cols = 80;
+  std::string agent_id;            // whose budget the command shares
+  limits::ResourceLimits limits;   // the request's own (already validated), over limits.*
 };
 
 // A finished launch: the sandbox's plan (what formatters print) and what is spawned.
@@ -87,6 +89,7 @@ class LaunchBuilder {
   bool system_mode() const { return deps_.config->daemon.mode == config::DaemonMode::kSystem; }
 
  private:
+  void apply_limits(const LaunchInput& input, exec::LaunchSpec& spec) const;
   LaunchBuilderDeps deps_;
 };
 

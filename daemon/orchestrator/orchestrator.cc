@@ -22,6 +22,8 @@ LaunchInput launch_input(const ExecRequest& request) {
   input.tty = request.tty;
   input.rows = request.rows;
   input.cols = request.cols;
+  input.agent_id = request.caller.agent_id;
+  input.limits = request.limits;
   return input;
 }
 

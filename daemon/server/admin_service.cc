@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 
 #include "daemon/server/core_reactors.h"
+#include "daemon/server/proto_convert.h"
 
 #ifdef __linux__
 #include "platform/linux/linux_capabilities.h"
@@ -109,6 +110,7 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
   fill_policy_status(deps_.policies->state(), approval_policy_name(caller->agent_id), response->mutable_policy());
   fill_sandbox_status(*deps_.sandbox, deps_.config->sandbox.policy.mode, response->mutable_sandbox());
   fill_network_status(*deps_.config, deps_.sandbox->capabilities().chosen, deps_.network, response->mutable_network());
+  if (deps_.limits) fill_limits_status(deps_.limits->status(), response->mutable_limits());
   on_core(core_, [this, reactor, response] {
     response->set_sessions_live(static_cast<uint32_t>(deps_.engine->live_sessions()));
     response->set_sessions_total(static_cast<uint32_t>(deps_.engine->total_sessions()));

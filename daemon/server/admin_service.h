@@ -12,6 +12,7 @@
 #include "daemon/orchestrator/policy_store.h"
 #include "daemon/server/network_plane.h"
 #include "daemon/server/server_context.h"
+#include "platform/limits/limits.h"
 #include "platform/sandbox/sandbox.h"
 
 namespace codexd::server {
@@ -30,6 +31,7 @@ struct AdminDeps {
   const orchestrator::ApprovalBroker* broker = nullptr;  // pending approvals (core thread)
   orchestrator::PolicyStore* policies = nullptr;         // state and reload
   const sandbox::SandboxManager* sandbox = nullptr;      // capabilities
+  const limits::LimitsManager* limits = nullptr;         // mechanism (fixed after start)
   boost::asio::thread_pool* blocking = nullptr;          // reloads read files: off the core thread
   const NetworkPlane* network = nullptr;                 // proxy counters (thread-safe)
   DaemonFacts facts;

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <cstdio>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -52,6 +53,7 @@
 #include "daemon/server/server_context.h"
 #include "daemon/server/unix_listener.h"
 #include "policies/amend.h"
+#include "platform/backends/limits_factory.h"
 #include "platform/backends/manager_factory.h"
 #include "platform/sandbox/format.h"
 
@@ -129,6 +131,35 @@ Result<std::unique_ptr<orchestrator::PolicyStore>> load_policy(const config::Con
   return store;
 }
 
+// This daemon's cgroup tree is named after its socket, so that daemons on other sockets (tests,
+// per-user daemons) never touch each other's groups, while a restart on the same socket finds
+// and clears what its predecessor left.
+std::string limits_instance(const std::string& socket_path) {
+  uint32_t hash = 2166136261u;  // FNV-1a
+  for (unsigned char c : socket_path) hash = (hash ^ c) * 16777619u;
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", hash);
+  return std::string("codexd-") + text;
+}
+
+Result<std::unique_ptr<limits::LimitsManager>> open_limits(const config::LimitsSection& section,
+                                                           const std::string& socket_path) {
+  limits::LimitsOptions options;
+  options.instance = limits_instance(socket_path);
+  switch (section.mechanism) {
+    case config::LimitsMechanism::kAuto: options.preference = limits::MechanismPreference::kAuto; break;
+    case config::LimitsMechanism::kCgroup: options.preference = limits::MechanismPreference::kCgroup; break;
+    case config::LimitsMechanism::kRlimit: options.preference = limits::MechanismPreference::kRlimit; break;
+    case config::LimitsMechanism::kNone: options.preference = limits::MechanismPreference::kNone; break;
+  }
+  CODEXD_ASSIGN_OR_RETURN(auto manager, limits::create_limits_manager(options));
+  const auto& status = manager->status();
+  for (const auto& w : status.warnings) spdlog::warn("limits: {}", w);
+  spdlog::info("limits: {} ({}){}", limits::mechanism_name(status.mechanism), status.reason,
+               status.root.empty() ? "" : ", groups under " + status.root);
+  return manager;
+}
+
 Result<std::unique_ptr<orchestrator::AuditLog>> open_audit(const config::AuditSection& audit) {
   return orchestrator::AuditLog::open(audit.log_file, audit.journald);
 }
@@ -196,7 +227,8 @@ struct Core {
   std::unique_ptr<orchestrator::CommandRunner> runner;
 };
 
-std::unique_ptr<exec::ExecEngine> make_engine(boost::asio::io_context& io, const config::ExecSection& exec) {
+std::unique_ptr<exec::ExecEngine> make_engine(boost::asio::io_context& io, const config::ExecSection& exec,
+                                              limits::LimitsManager* limits) {
   exec::StoreLimits store_limits;
   store_limits.max_sessions = exec.max_sessions;
   store_limits.max_sessions_per_agent = exec.max_sessions_per_agent;
@@ -205,6 +237,7 @@ std::unique_ptr<exec::ExecEngine> make_engine(boost::asio::io_context& io, const
   options.max_poll_ms = exec.background_terminal_max_timeout_ms;
   options.session_limits.poll_buffer_bytes = exec.session_output_bytes;
   options.session_limits.attach_window_bytes = exec.attach_window_bytes;
+  options.limits = limits;
   return std::make_unique<exec::ExecEngine>(io, store_limits, options);
 }
 
@@ -273,6 +306,7 @@ struct Daemon::Impl {
   boost::asio::signal_set signals{io};
 
   std::unique_ptr<sandbox::SandboxManager> sandbox;
+  std::unique_ptr<limits::LimitsManager> limits;  // outlives the core (groups refer to it)
   std::unique_ptr<orchestrator::PolicyStore> policies;
   std::unique_ptr<orchestrator::AuditLog> audit;
   std::unique_ptr<NetworkPlane> network;  // before `core`: sessions hold its leases
@@ -319,7 +353,7 @@ struct Daemon::Impl {
 };
 
 void Daemon::Impl::build_core() {
-  core.engine = make_engine(io, config.exec);
+  core.engine = make_engine(io, config.exec, limits.get());
   core.broker = make_broker(io, config.approvals, context.is_admin);
   core.cache = std::make_unique<orchestrator::ApprovalCache>(config.approvals.session_cache_entries);
   RuleAppender appender = make_rule_appender(blocking, io, *policies);
@@ -368,11 +402,13 @@ void Daemon::Impl::build_services() {
                          .broker = core.broker.get(),
                          .policies = policies.get(),
                          .sandbox = sandbox.get(),
+                         .limits = limits.get(),
                          .blocking = &blocking,
                          .network = network.get(),
                          .facts = {system_mode ? "system" : "user", socket_path, options.config_path, started_at}});
   sandbox_service = std::make_unique<SandboxService>(
-      context, SandboxDeps{.config = &config, .sandbox = sandbox.get(), .launches = core.launches.get()});
+      context, SandboxDeps{
+                   .config = &config, .sandbox = sandbox.get(), .launches = core.launches.get(), .limits = limits.get()});
 }
 
 // No listening port of its own: connections arrive from our acceptor.
@@ -463,6 +499,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   CODEXD_ASSIGN_OR_RETURN(Listener listener, open_listener(d.config, d.options.inherited_listen_fd));
   d.socket_path = listener.socket_path;
   d.owns_socket_file = listener.owns_socket_file;
+  CODEXD_ASSIGN_OR_RETURN(d.limits, open_limits(d.config.limits, d.socket_path));
   d.build_core();
   d.start_core_thread();
   d.build_services();
@@ -488,6 +525,7 @@ int Daemon::wait() {
   boost::asio::post(d.io, [&] {
     d.core.broker->shutdown();
     d.core.engine->kill_all();
+    d.limits->shutdown();  // every cgroup of ours, also what a one-shot run still holds
     cleaned.set_value();
   });
   cleaned.get_future().wait();

@@ -40,7 +40,7 @@ void abandon_on_cancel(exec::ExecEngine& engine, const std::shared_ptr<CoreUnary
 template <typename Response>
 grpc::ServerUnaryReactor* start_command(const CoreContext& core, const ExecDeps& deps, grpc::CallbackServerContext* ctx,
                                         Response* response,
-                                        const std::function<Result<orchestrator::ExecRequest>()>& validate,
+                                        const std::function<Result<orchestrator::ExecRequest>(const orchestrator::Caller&)>& validate,
                                         std::function<std::shared_ptr<orchestrator::CallHandle>(
                                             orchestrator::ExecRequest, orchestrator::CommandRunner::Done)>
                                             start,
@@ -52,7 +52,7 @@ grpc::ServerUnaryReactor* start_command(const CoreContext& core, const ExecDeps&
                                      " (user mode); uid " + std::to_string(caller->uid) + " may not use it"));
     return reactor;
   }
-  auto validated = validate();
+  auto validated = validate(*caller);
   if (!validated.ok()) {
     reactor->finish(validated.status());
     return reactor;
@@ -79,7 +79,7 @@ grpc::ServerUnaryReactor* ExecService::ExecCommand(grpc::CallbackServerContext* 
   const uint32_t yield = exec::clamp_exec_yield_ms(request->has_yield_time_ms() ? std::optional(request->yield_time_ms()) : std::nullopt);
   const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
   return start_command<v1::ExecResult>(
-      core_, deps_, ctx, response, [&] { return validate_exec_command(*request, *deps_.config); },
+      core_, deps_, ctx, response, [&](const orchestrator::Caller& c) { return validate_exec_command(*request, *deps_.config, c.agent_id); },
       [this, yield, tokens](orchestrator::ExecRequest req, orchestrator::CommandRunner::Done done) {
         return deps_.runner->exec_command(std::move(req), yield, tokens, std::move(done));
       },
@@ -89,7 +89,7 @@ grpc::ServerUnaryReactor* ExecService::ExecCommand(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* ExecService::RunCommand(grpc::CallbackServerContext* ctx, const v1::RunCommandRequest* request,
                                                   v1::RunCommandResponse* response) {
   return start_command<v1::RunCommandResponse>(
-      core_, deps_, ctx, response, [&] { return validate_run_command(*request, *deps_.config); },
+      core_, deps_, ctx, response, [&](const orchestrator::Caller& c) { return validate_run_command(*request, *deps_.config, c.agent_id); },
       [this](orchestrator::ExecRequest req, orchestrator::CommandRunner::Done done) {
         return deps_.runner->run_command(std::move(req), std::move(done));
       },

@@ -131,6 +131,36 @@ void fill_rejection(const orchestrator::ExecRequest& request, const orchestrator
   if (model_text) *model_text = orchestrator::rejection_model_text(request, rejection);
 }
 
+v1::Termination to_proto(limits::Termination t) {
+  switch (t) {
+    case limits::Termination::kExited: return v1::EXITED;
+    case limits::Termination::kSignalled: return v1::SIGNALLED;
+    case limits::Termination::kTimedOut: return v1::TIMED_OUT;
+    case limits::Termination::kCancelled: return v1::CANCELLED;
+    case limits::Termination::kOutOfMemory: return v1::OUT_OF_MEMORY;
+    case limits::Termination::kProcessLimit: return v1::PROCESS_LIMIT;
+  }
+  return v1::TERMINATION_UNSPECIFIED;
+}
+
+void fill_usage(const limits::ResourceUsage& usage, v1::ResourceUsage* out) {
+  out->set_measured(usage.known);
+  out->set_peak_memory_bytes(usage.peak_memory_bytes);
+  out->set_cpu_user_usec(usage.cpu_user_usec);
+  out->set_cpu_system_usec(usage.cpu_system_usec);
+  out->set_peak_processes(usage.peak_processes);
+}
+
+void fill_limits_status(const limits::MechanismStatus& status, v1::LimitsStatus* out) {
+  out->set_mechanism(limits::mechanism_name(status.mechanism));
+  out->set_reason(status.reason);
+  for (const auto& c : status.controllers) out->add_controllers(c);
+  out->set_root(status.root);
+  out->set_whole_tree_kill(status.whole_tree_kill);
+  out->set_accounting(status.accounting);
+  for (const auto& w : status.warnings) out->add_warnings(w);
+}
+
 void fill_exec_result(const exec::UnifiedOutcome& outcome, v1::ExecResult* out) {
   out->set_chunk_id(outcome.chunk_id);
   out->set_wall_time_seconds(outcome.wall_time_seconds);
@@ -142,6 +172,8 @@ void fill_exec_result(const exec::UnifiedOutcome& outcome, v1::ExecResult* out) 
   out->set_output_offset(outcome.output_offset);
   out->set_text(outcome.text);
   for (const auto& w : outcome.warnings) out->add_warnings(w);
+  if (outcome.termination) out->set_termination(to_proto(*outcome.termination));
+  fill_usage(outcome.usage, out->mutable_usage());
 }
 
 void fill_exec_result(const orchestrator::CommandResult& result, v1::ExecResult* out) {
@@ -192,6 +224,8 @@ void fill_run_response(const orchestrator::CommandResult& result, v1::RunCommand
   out->set_sandbox(to_proto(result.plan->backend));
   out->set_likely_sandbox_denied(result.likely_sandbox_denied);
   out->set_text(result.one_shot_text);
+  out->set_termination(to_proto(o.termination));
+  fill_usage(o.usage, out->mutable_usage());
 }
 
 void fill_session_info(const exec::Session& session, v1::SessionInfo* out) {
@@ -212,6 +246,7 @@ void fill_session_info(const exec::Session& session, v1::SessionInfo* out) {
   out->set_waiting_calls(static_cast<uint32_t>(session.waiting_calls()));
   out->set_sandbox(to_proto(m.sandbox));
   out->set_network_mode(std::string(sandbox::to_string(m.network)));
+  fill_usage(session.usage(), out->mutable_usage());
 }
 
 void fill_approval(const orchestrator::ApprovalTicket& t, v1::ApprovalRequest* out) {

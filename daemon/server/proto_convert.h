@@ -1,6 +1,7 @@
 // Daemon values -> codexd.v1 messages.
 #pragma once
 
+#include "codexd/v1/admin.pb.h"
 #include "codexd/v1/approvals.pb.h"
 #include "codexd/v1/common.pb.h"
 #include "codexd/v1/exec.pb.h"
@@ -19,6 +20,9 @@ void fill_plan(const orchestrator::ExecPlan& plan, v1::ExecPlan* out);
 void fill_rejection(const orchestrator::ExecRequest& request, const orchestrator::Rejection& rejection,
                     v1::Rejection* out, std::string* model_text);
 
+v1::Termination to_proto(limits::Termination termination);
+void fill_usage(const limits::ResourceUsage& usage, v1::ResourceUsage* out);
+void fill_limits_status(const limits::MechanismStatus& status, v1::LimitsStatus* out);
 void fill_exec_result(const exec::UnifiedOutcome& outcome, v1::ExecResult* out);
 void fill_exec_result(const orchestrator::CommandResult& result, v1::ExecResult* out);
 void fill_run_response(const orchestrator::CommandResult& result, v1::RunCommandResponse* out);

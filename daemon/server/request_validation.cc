@@ -82,10 +82,24 @@ Status check_one_shot_timeout(uint32_t timeout) {
   return Status::Ok();
 }
 
+// `asked` within (1..`allowed`]; `allowed` absent: any positive value.
+Status check_within(const char* field, uint64_t asked, const std::optional<uint64_t>& allowed, const std::string& unit) {
+  if (asked == 0) return InvalidArgument(std::string("`limits.") + field + "` must be positive (omit it for the default)");
+  if (allowed && asked > *allowed) {
+    return InvalidArgument(std::string("`limits.") + field + "` asks for " + std::to_string(asked) + unit +
+                           "; this agent may ask for at most " + std::to_string(*allowed) + unit);
+  }
+  return Status::Ok();
+}
+
 // The parts ExecCommand and RunCommand share.
 template <typename Req>
-Result<orchestrator::ExecRequest> validate_common(const Req& request, const config::Config& config) {
+Result<orchestrator::ExecRequest> validate_common(const Req& request, const config::Config& config,
+                                                  const std::string& agent_id) {
   orchestrator::ExecRequest out;
+  if (request.has_limits()) {
+    CODEXD_ASSIGN_OR_RETURN(out.limits, validate_requested_limits(request.limits(), config.agent_budget_for(agent_id)));
+  }
   const bool has_cmd = !request.cmd().empty();
   const bool has_argv = request.argv_size() > 0;
   if (has_cmd && has_argv) return InvalidArgument("set exactly one of `cmd` and `argv` (both are set)");
@@ -148,6 +162,31 @@ Result<sandbox::NetworkMode> validate_network_mode(const std::string& mode, bool
 
 }  // namespace
 
+Result<limits::ResourceLimits> validate_requested_limits(const v1::ResourceLimitsRequest& request,
+                                                         const limits::ResourceLimits& agent_budget) {
+  limits::ResourceLimits out;
+  if (request.has_pids_max()) {
+    CODEXD_RETURN_IF_ERROR(check_within("pids_max", request.pids_max(), agent_budget.pids_max, " processes"));
+    out.pids_max = request.pids_max();
+  }
+  if (request.has_memory_max_bytes()) {
+    CODEXD_RETURN_IF_ERROR(check_within("memory_max_bytes", request.memory_max_bytes(), agent_budget.memory_max, " bytes"));
+    out.memory_max = request.memory_max_bytes();
+  }
+  if (request.has_cpu_max_percent()) {
+    std::optional<uint64_t> allowed;
+    if (agent_budget.cpu_max_percent) allowed = *agent_budget.cpu_max_percent;
+    CODEXD_RETURN_IF_ERROR(check_within("cpu_max_percent", request.cpu_max_percent(), allowed, "%"));
+    out.cpu_max_percent = request.cpu_max_percent();
+  }
+  if (request.has_cpu_weight()) {
+    // A weight only shares CPU among the agent's own commands: any value in range is allowed.
+    CODEXD_RETURN_IF_ERROR(check_within("cpu_weight", request.cpu_weight(), uint64_t{10000}, ""));
+    out.cpu_weight = request.cpu_weight();
+  }
+  return out;
+}
+
 Status validate_max_output_tokens(bool has, uint32_t value) {
   if (has && value > kMaxOutputTokens) {
     return InvalidArgument("`max_output_tokens` must be at most " + std::to_string(kMaxOutputTokens) + " (got " +
@@ -156,8 +195,9 @@ Status validate_max_output_tokens(bool has, uint32_t value) {
   return Status::Ok();
 }
 
-Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandRequest& request, const config::Config& config) {
-  CODEXD_ASSIGN_OR_RETURN(auto out, validate_common(request, config));
+Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandRequest& request, const config::Config& config,
+                                                        const std::string& agent_id) {
+  CODEXD_ASSIGN_OR_RETURN(auto out, validate_common(request, config, agent_id));
   out.tool = orchestrator::Tool::kUnifiedExec;
   out.tty = request.tty();
   if (request.rows() > kMaxTerminalSize || request.cols() > kMaxTerminalSize) {
@@ -172,8 +212,9 @@ Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandReq
   return out;
 }
 
-Result<orchestrator::ExecRequest> validate_run_command(const v1::RunCommandRequest& request, const config::Config& config) {
-  CODEXD_ASSIGN_OR_RETURN(auto out, validate_common(request, config));
+Result<orchestrator::ExecRequest> validate_run_command(const v1::RunCommandRequest& request, const config::Config& config,
+                                                       const std::string& agent_id) {
+  CODEXD_ASSIGN_OR_RETURN(auto out, validate_common(request, config, agent_id));
   out.tool = orchestrator::Tool::kShellCommand;
   out.timeout_ms = one_shot_timeout_or_default(request.has_timeout_ms(), request.timeout_ms());
   CODEXD_RETURN_IF_ERROR(check_one_shot_timeout(out.timeout_ms));

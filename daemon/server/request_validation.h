@@ -25,8 +25,15 @@ inline constexpr uint32_t kMaxOutputTokens = 1'000'000;
 inline constexpr uint32_t kMaxTerminalSize = 1000;
 inline constexpr uint32_t kMaxOneShotTimeoutMs = 86'400'000;
 
-Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandRequest& request, const config::Config& config);
-Result<orchestrator::ExecRequest> validate_run_command(const v1::RunCommandRequest& request, const config::Config& config);
+// `agent_id`: the caller's agent, whose budget bounds the limits a request may ask for.
+Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandRequest& request, const config::Config& config,
+                                                        const std::string& agent_id = "");
+Result<orchestrator::ExecRequest> validate_run_command(const v1::RunCommandRequest& request, const config::Config& config,
+                                                       const std::string& agent_id = "");
+// `limits`: at most the agent's budget for each limit, cpu_weight 1..10000; the error names
+// the field and what may be asked (INVALID_ARGUMENT).
+Result<limits::ResourceLimits> validate_requested_limits(const v1::ResourceLimitsRequest& request,
+                                                         const limits::ResourceLimits& agent_budget);
 // Sandbox.RunSandboxed: the sandbox policy as asked (danger-full-access refused), a forced
 // backend, and what to launch.
 struct SandboxRunInput {

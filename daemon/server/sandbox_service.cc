@@ -22,6 +22,8 @@ void fill_one_shot(const exec::OneShotOutcome& r, sandbox::Backend backend, v1::
   response->set_wall_time_seconds(r.wall_time_seconds);
   response->set_likely_sandbox_denied(orchestrator::one_shot_likely_denied(backend, r));
   response->set_text(orchestrator::one_shot_text(r));
+  response->set_termination(to_proto(r.termination));
+  fill_usage(r.usage, response->mutable_usage());
 }
 
 void fill_launch_plan(const orchestrator::BuiltLaunch& built, const std::string& workdir, v1::ExecPlan* out) {
@@ -99,7 +101,7 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
       }
       fill_one_shot(*r, backend, response);
       slot->reactor->finish(grpc::Status::OK);
-    });
+    }, deps_.limits);
     if (!run.ok()) {
       reactor->finish(run.status());
       return;

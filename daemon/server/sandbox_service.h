@@ -16,6 +16,7 @@ struct SandboxDeps {
   const config::Config* config = nullptr;            // run-as rules, environment, helper path
   const sandbox::SandboxManager* sandbox = nullptr;  // the daemon's probed manager
   const orchestrator::LaunchBuilder* launches = nullptr;  // the one launch pipeline
+  limits::LimitsManager* limits = nullptr;            // each run's resource group (core thread)
 };
 
 class SandboxService final : public v1::Sandbox::CallbackService {

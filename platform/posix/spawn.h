@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,13 @@ struct Credentials {
   std::vector<gid_t> groups;  // supplementary groups (initgroups of the user)
 };
 
+// A resource limit the child sets on itself before exec (setrlimit).
+struct ResourceLimit {
+  int resource = 0;  // RLIMIT_*
+  uint64_t soft = 0;
+  uint64_t hard = 0;
+};
+
 struct SpawnRequest {
   std::string executable;         // path passed to execve; resolved beforehand (see resolve_executable)
   std::vector<std::string> argv;  // argv[0] included
@@ -56,6 +64,14 @@ struct SpawnRequest {
   // A descriptor the child gets as kPassedFdNumber (3), close-on-exec cleared; -1: none. Every
   // other descriptor above 2 is closed before exec. The caller keeps ownership.
   int pass_fd = -1;
+  // Linux: open, writable cgroup.procs files. The child writes "0" to each as its first step,
+  // so it (and all it will start) is in those groups before it runs anything of the command.
+  // The caller owns the descriptors; the child closes them before exec.
+  std::vector<int> join_fds;
+  std::vector<ResourceLimit> rlimits;  // applied before the credentials switch
+  // Linux: the child's /proc/self/oom_score_adj (the daemon protects itself; its children
+  // must not inherit that). Absent: inherited.
+  std::optional<int> oom_score_adj;
 };
 
 inline constexpr int kPassedFdNumber = 3;

@@ -13,12 +13,14 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 
 #include "platform/posix/forwarded_signals.h"
@@ -32,10 +34,13 @@ namespace {
 enum class ChildStep : int {
   kNone = 0,
   kSignals,
+  kJoinGroup,
+  kOomScore,
   kSetsid,
   kControllingTty,
   kStdio,
   kParentDeath,
+  kRlimit,
   kSetgroups,
   kSetgid,
   kSetuid,
@@ -48,10 +53,13 @@ enum class ChildStep : int {
 const char* step_name(ChildStep step) {
   switch (step) {
     case ChildStep::kSignals: return "reset signals";
+    case ChildStep::kJoinGroup: return "join cgroup";
+    case ChildStep::kOomScore: return "set oom_score_adj";
     case ChildStep::kSetsid: return "setsid";
     case ChildStep::kControllingTty: return "set controlling tty";
     case ChildStep::kStdio: return "set up stdio";
     case ChildStep::kParentDeath: return "parent-death signal";
+    case ChildStep::kRlimit: return "setrlimit";
     case ChildStep::kSetgroups: return "setgroups";
     case ChildStep::kSetgid: return "setgid";
     case ChildStep::kSetuid: return "setuid";
@@ -81,6 +89,12 @@ struct ChildPlan {
   gid_t gid;
   const gid_t* groups;
   size_t group_count;
+  const int* join_fds;
+  size_t join_count;
+  const ResourceLimit* rlimits;
+  size_t rlimit_count;
+  bool set_oom_score;
+  char oom_score[16];  // decimal text, prepared by the parent
   // Written by the child on failure; read by the parent after the vfork-style clone returns.
   volatile int failed_step;
   volatile int failed_errno;
@@ -99,6 +113,17 @@ bool install_fd(int fd, int target) {
     return flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) == 0;
   }
   return dup2(fd, target) == target;  // dup2 clears FD_CLOEXEC on the new descriptor
+}
+
+// The child's own oom_score_adj (the parent's descriptor would name the parent).
+__attribute__((no_sanitize("address", "undefined"))) bool write_oom_score(const char* text) {
+  int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  size_t length = 0;
+  while (text[length] != '\0') ++length;
+  bool ok = write(fd, text, length) == static_cast<ssize_t>(length);
+  close(fd);
+  return ok;
 }
 
 // Runs in the child, on its own stack, sharing the parent's memory until execve.
@@ -124,6 +149,12 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
   sigemptyset(&none);
   if (sigprocmask(SIG_SETMASK, &none, nullptr) != 0) child_fail(plan, ChildStep::kSignals);
 
+  // Into the resource groups before anything else: whatever the command starts is born there.
+  for (size_t i = 0; i < plan->join_count; ++i) {
+    if (write(plan->join_fds[i], "0", 1) != 1) child_fail(plan, ChildStep::kJoinGroup);
+  }
+  if (plan->set_oom_score && !write_oom_score(plan->oom_score)) child_fail(plan, ChildStep::kOomScore);
+
   // Own session and process group: the daemon signals the whole group.
   if (setsid() < 0 && setpgid(0, 0) != 0) child_fail(plan, ChildStep::kSetsid);
   if (plan->controlling_tty_fd >= 0 && ioctl(plan->controlling_tty_fd, TIOCSCTTY, 0) != 0) {
@@ -140,6 +171,11 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
     if (prctl(PR_SET_PDEATHSIG, plan->parent_death_signal) != 0) child_fail(plan, ChildStep::kParentDeath);
     // The parent may have died between clone and prctl; then nobody would signal us.
     if (getppid() != plan->parent_pid) raise(plan->parent_death_signal);
+  }
+
+  for (size_t i = 0; i < plan->rlimit_count; ++i) {
+    struct rlimit limit = {plan->rlimits[i].soft, plan->rlimits[i].hard};
+    if (setrlimit(plan->rlimits[i].resource, &limit) != 0) child_fail(plan, ChildStep::kRlimit);
   }
 
   if (plan->switch_credentials) {
@@ -293,6 +329,14 @@ void fill_child_plan(const SpawnRequest& request, const ChildStdio& child, char*
     plan.gid = request.credentials->gid;
     plan.groups = request.credentials->groups.data();
     plan.group_count = request.credentials->groups.size();
+  }
+  plan.join_fds = request.join_fds.data();
+  plan.join_count = request.join_fds.size();
+  plan.rlimits = request.rlimits.data();
+  plan.rlimit_count = request.rlimits.size();
+  if (request.oom_score_adj) {
+    plan.set_oom_score = true;
+    std::snprintf(plan.oom_score, sizeof plan.oom_score, "%d", *request.oom_score_adj);
   }
 }
 

@@ -1,5 +1,7 @@
 #include "daemon/config/config.h"
 
+#include "daemon/config/byte_size.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -201,6 +203,78 @@ TEST(Config, MissingFileIsNotFound) {
   auto c = load_config_file("/nonexistent/codexd.toml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace codexd::config
+
+namespace codexd::config {
+namespace {
+
+TEST(LimitsConfig, DefaultsStopAForkBombAndAMemoryHog) {
+  auto c = parse_config("", "c.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->limits.mechanism, LimitsMechanism::kAuto);
+  EXPECT_EQ(c->limits.session.pids_max, 4096u);
+  ASSERT_TRUE(c->limits.session.memory_max);
+  EXPECT_EQ(*c->limits.session.memory_max, physical_memory_bytes() / 2);
+  EXPECT_EQ(c->limits.session.memory_swap_max, 0u);
+  EXPECT_EQ(c->limits.agent.pids_max, 8192u);
+}
+
+TEST(LimitsConfig, SessionAgentAndPerAgentKeys) {
+  auto c = parse_config(R"([limits]
+mechanism = "rlimit"
+pids_max = 64
+memory_max = "256M"
+memory_high = "max"
+cpu_weight = 50
+cpu_max = 150
+cpu_seconds = 30
+agent_memory_max = 1073741824
+agent_cpu_weight = 300
+[agents."big"]
+memory_max = "2 GiB"
+cpu_weight = 400
+)",
+                        "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->limits.mechanism, LimitsMechanism::kRlimit);
+  EXPECT_EQ(c->limits.session.pids_max, 64u);
+  EXPECT_EQ(c->limits.session.memory_max, 256ull << 20);
+  EXPECT_FALSE(c->limits.session.memory_high);
+  EXPECT_EQ(c->limits.session.cpu_weight, 50u);
+  EXPECT_EQ(c->limits.session.cpu_max_percent, 150u);
+  EXPECT_EQ(c->limits.session.cpu_seconds, 30u);
+  auto big = c->agent_budget_for("big");
+  EXPECT_EQ(big.memory_max, 2ull << 30);
+  EXPECT_EQ(big.cpu_weight, 400u);
+  EXPECT_EQ(big.pids_max, 8192u);  // not overridden: limits.agent_pids_max's default
+  auto other = c->agent_budget_for("other");
+  EXPECT_EQ(other.memory_max, 1ull << 30);
+  EXPECT_EQ(other.cpu_weight, 300u);
+}
+
+TEST(LimitsConfig, BadSizesAndWeightsSayWhatIsAllowed) {
+  auto c = parse_config("[limits]\nmemory_max = \"lots\"\ncpu_weight = 0\nmechanism = \"cgroups\"\n[agents.\"a\"]\npids_max = -1\n",
+                        "c.toml");
+  ASSERT_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  EXPECT_THAT(m, HasSubstr("c.toml:2:14: `limits.memory_max` must be bytes, \"<n>K|M|G|T\", \"<n>%\" of memory or \"max\" (got \"lots\")"));
+  EXPECT_THAT(m, HasSubstr("c.toml:3:14: `limits.cpu_weight` must be between 1 and 10000 (got 0)"));
+  EXPECT_THAT(m, HasSubstr("`limits.mechanism` must be one of auto, cgroup, rlimit, none (got \"cgroups\")"));
+  EXPECT_THAT(m, HasSubstr("`agents.a.pids_max` must be between 0 and"));
+}
+
+TEST(ByteSize, UnitsPercentAndMax) {
+  EXPECT_EQ(*parse_byte_size("512", 0), 512u);
+  EXPECT_EQ(*parse_byte_size("4G", 0), 4ull << 30);
+  EXPECT_EQ(*parse_byte_size("1 MiB", 0), 1u << 20);
+  EXPECT_EQ(*parse_byte_size("50%", 1000), 500u);
+  EXPECT_FALSE(parse_byte_size("max", 0)->has_value());
+  EXPECT_FALSE(parse_byte_size("-1", 0).ok());
+  EXPECT_FALSE(parse_byte_size("101%", 0).ok());
+  EXPECT_FALSE(parse_byte_size("3X", 0).ok());
 }
 
 }  // namespace

@@ -12,20 +12,26 @@ namespace {
 
 TEST(ResultText, CodexRegexForAnExitedTruncatedResult) {
   std::string output = formatted_truncate_text(std::string(100, 'x'), 5);
-  std::string text = render_unified_exec_text({"abc123", 1.25, 0, std::nullopt, 10, output});
+  std::string text = render_unified_exec_text({"abc123", 1.25, 0, std::nullopt, 10, output, ""});
   // Upstream context_tests.rs regex.
   std::regex re("^Chunk ID: abc123\nWall time: \\d+\\.\\d{4} seconds\nProcess exited with code 0\nOriginal token count: 10\nOutput:\n[\\s\\S]*tokens truncated[\\s\\S]*$");
   EXPECT_TRUE(std::regex_match(text, re)) << text;
 }
 
 TEST(ResultText, RunningSessionExactBytes) {
-  EXPECT_EQ(render_unified_exec_text({"f800eb", 1.0024, std::nullopt, 32244, 3, "hi\n"}),
+  EXPECT_EQ(render_unified_exec_text({"f800eb", 1.0024, std::nullopt, 32244, 3, "hi\n", ""}),
             "Chunk ID: f800eb\nWall time: 1.0024 seconds\nProcess running with session ID 32244\n"
             "Original token count: 3\nOutput:\nhi\n");
 }
 
+TEST(ResultText, ALimitNoteFollowsTheExitLine) {
+  EXPECT_EQ(render_unified_exec_text({"f800eb", 2.0, 137, std::nullopt, 0, "", "killed: memory limit 256 MiB reached"}),
+            "Chunk ID: f800eb\nWall time: 2.0000 seconds\nProcess exited with code 137\n"
+            "killed: memory limit 256 MiB reached\nOriginal token count: 0\nOutput:\n");
+}
+
 TEST(ResultText, SectionsOnlyWhenPresent) {
-  EXPECT_EQ(render_unified_exec_text({"", 0.5, std::nullopt, std::nullopt, std::nullopt, ""}),
+  EXPECT_EQ(render_unified_exec_text({"", 0.5, std::nullopt, std::nullopt, std::nullopt, "", ""}),
             "Wall time: 0.5000 seconds\nOutput:\n");
 }
 

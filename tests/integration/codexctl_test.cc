@@ -86,8 +86,11 @@ TEST_F(CodexctlTest, DetachSessionsPollAndKillWithASignal) {
   ASSERT_GE(id, 1000);
   auto listed = ctl({"sessions"});
   EXPECT_EQ(listed.exit_code, 0) << listed.err;
-  EXPECT_THAT(listed.out, MatchesRegex("ID +PID +STATE +UID +AGENT +AGE +NET +COMMAND\n" + std::to_string(id) +
-                                       " +[0-9]+ +running +0 +codexctl +[0-9]+s +(off|proxy|host) +/bin/bash -c 'trap .*'\n"));
+  // PEAK-MEM / CPU / PIDS: the session's cgroup accounting so far ("-" when not measured).
+  EXPECT_THAT(listed.out, MatchesRegex("ID +PID +STATE +UID +AGENT +AGE +NET +PEAK-MEM +CPU +PIDS +COMMAND\n" +
+                                       std::to_string(id) +
+                                       " +[0-9]+ +running +0 +codexctl +[0-9]+s +(off|proxy|host) +([0-9.]+[BKMGT]|-) "
+                                       "+([0-9.]+s|-) +([0-9]+|-) +/bin/bash -c 'trap .*'\n"));
   auto json = ctl({"--json", "sessions"});
   auto parsed = nlohmann::json::parse(json.out, nullptr, false);
   ASSERT_FALSE(parsed.is_discarded()) << json.out;

@@ -1,0 +1,114 @@
+// Resource limits, accounting and whole-tree control for the commands codexd runs, behind an
+// OS-neutral interface. A ResourceGroup holds one command's processes (a session or a
+// one-shot run); the LimitsManager that made it is the platform's mechanism: cgroups on Linux
+// (platform/linux/cgroup_*), plain rlimits elsewhere or where no cgroup is usable
+// (rlimit_manager.h). docs/sandbox.md "Resource limits" describes what each mechanism does.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "platform/posix/spawn.h"
+
+namespace codexd::limits {
+
+// Absent: no limit of this kind at this level.
+struct ResourceLimits {
+  std::optional<uint64_t> pids_max;         // processes (and threads) at once
+  std::optional<uint64_t> memory_max;       // bytes: the OOM killer acts past it
+  std::optional<uint64_t> memory_swap_max;  // bytes of swap on top of memory_max
+  std::optional<uint64_t> memory_high;      // bytes: reclaim/throttle above it (back-pressure)
+  std::optional<uint32_t> cpu_weight;       // 1..10000, 100 = a fair share (cgroup v2 scale)
+  std::optional<uint32_t> cpu_max_percent;  // cap in percent of one CPU (200 = two cores)
+  std::optional<uint32_t> io_weight;        // 1..10000 (v2 io controller only)
+  std::optional<uint64_t> cpu_seconds;      // rlimit mechanism only: RLIMIT_CPU
+};
+
+// What the command used. `known` false: the mechanism cannot measure (rlimits).
+struct ResourceUsage {
+  bool known = false;
+  uint64_t peak_memory_bytes = 0;
+  uint64_t cpu_user_usec = 0;
+  uint64_t cpu_system_usec = 0;
+  uint64_t peak_processes = 0;  // most processes at once (pids.peak)
+};
+
+// Which limit the group ran into, as far as the mechanism can tell.
+enum class LimitHit { kNone, kOutOfMemory, kProcessLimit };
+
+// How a command ended, for the API's `termination` field.
+enum class Termination { kExited, kSignalled, kTimedOut, kCancelled, kOutOfMemory, kProcessLimit };
+const char* termination_name(Termination t);  // "exited", "out_of_memory", ...
+
+// A limit hit decides over the plain exit: an OOM kill always, the process limit when the
+// command failed (it could not fork). Timeouts and cancellations are the caller's to decide.
+Termination classify(LimitHit hit, int exit_code, bool killed_by_signal);
+
+// "killed: memory limit 256 MiB reached" / "stopped: process limit 64 reached"; "" otherwise.
+std::string termination_note(Termination t, const ResourceLimits& effective);
+
+// "256 MiB", "1.5 GiB", "512 B".
+std::string format_bytes(uint64_t bytes);
+
+// Both levels as one: the smaller of each limit.
+ResourceLimits tighter(const ResourceLimits& a, const ResourceLimits& b);
+
+enum class Mechanism { kNone, kRlimit, kCgroupV1, kCgroupHybrid, kCgroupV2 };
+const char* mechanism_name(Mechanism m);  // "none", "rlimit", "cgroup-v1", "cgroup-hybrid", "cgroup-v2"
+
+struct MechanismStatus {
+  Mechanism mechanism = Mechanism::kNone;
+  std::string reason;                 // why this one ("cgroup v2 at /sys/fs/cgroup/unified ...")
+  std::vector<std::string> controllers;  // "memory (v1)", "pids (v2)", ...
+  std::string root;                   // where the groups live (cgroups)
+  bool whole_tree_kill = false;       // kill reaches processes that left the process group
+  bool accounting = false;            // ResourceUsage is measured
+  std::vector<std::string> warnings;  // also logged at start
+};
+
+// Where a command goes: its agent (whose sessions share a budget) and its own name.
+struct GroupRequest {
+  std::string agent;          // "" is an agent of its own ("_")
+  std::string name;           // unique among the agent's live groups ("12345", "run-7")
+  ResourceLimits session;     // this command's own limits
+  ResourceLimits agent_budget;  // the agent's total, shared by its commands
+};
+
+class ResourceGroup {
+ public:
+  virtual ~ResourceGroup() = default;  // kills what is left and removes the group
+  // Before the spawn: what the child does to join (cgroup.procs to write, rlimits).
+  virtual void prepare(posix::SpawnRequest& request) const = 0;
+  // After the spawn: the command's leader (also its process group).
+  virtual void started(pid_t leader) = 0;
+  // The leader was reaped: its pid may be reused, so the process group is no longer signalled.
+  virtual void leader_reaped() {}
+  // `signal` to every process of the group (the process group where nothing better exists).
+  virtual Status signal_all(int signal) = 0;
+  // SIGKILL to every process, also those that left the process group (where the mechanism can).
+  virtual Status kill_all() = 0;
+  virtual ResourceUsage usage() const = 0;
+  virtual LimitHit limit_hit() const = 0;
+  // The effective limits (both levels), for notes.
+  virtual const ResourceLimits& effective() const = 0;
+};
+
+class LimitsManager {
+ public:
+  virtual ~LimitsManager() = default;
+  virtual Result<std::unique_ptr<ResourceGroup>> create(const GroupRequest& request) = 0;
+  virtual const MechanismStatus& status() const = 0;
+  // Shutdown: kill every group's processes and remove what can be removed.
+  virtual void shutdown() {}
+};
+
+// No limits at all: groups only know the process group (mechanism "none").
+std::unique_ptr<LimitsManager> create_no_limits_manager(std::string reason);
+
+}  // namespace codexd::limits

@@ -1,0 +1,121 @@
+#include "platform/linux/cgroup_manager.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/unique_fd.h"
+#include "platform/linux/cgroup_files.h"
+#include "platform/linux/cgroup_limits.h"
+#include "platform/linux/cgroup_tree.h"
+
+namespace codexd::limits::cgroups {
+namespace {
+
+// One command's cgroup; destroying it kills what is left and removes the directories.
+class CgroupGroup : public ResourceGroup {
+ public:
+  CgroupGroup(std::shared_ptr<CgroupTree> tree, GroupDirs dirs, std::vector<UniqueFd> procs, ResourceLimits effective,
+              std::optional<int> child_oom_score)
+      : tree_(std::move(tree)),
+        dirs_(std::move(dirs)),
+        procs_(std::move(procs)),
+        effective_(effective),
+        child_oom_score_(child_oom_score) {}
+  ~CgroupGroup() override { tree_->remove(dirs_); }
+
+  void prepare(posix::SpawnRequest& request) const override {
+    for (const auto& fd : procs_) request.join_fds.push_back(fd.get());
+    request.oom_score_adj = child_oom_score_;
+  }
+  void started(pid_t) override { procs_.clear(); }  // joined: the child had its copies
+  Status signal_all(int signal) override {
+    tree_->signal(dirs_, signal);
+    return Status::Ok();
+  }
+  Status kill_all() override {
+    tree_->kill(dirs_);
+    return Status::Ok();
+  }
+  ResourceUsage usage() const override { return read_usage(tree_->layout(), dirs_); }
+  LimitHit limit_hit() const override { return read_limit_hit(tree_->layout(), dirs_); }
+  const ResourceLimits& effective() const override { return effective_; }
+
+ private:
+  std::shared_ptr<CgroupTree> tree_;
+  GroupDirs dirs_;
+  std::vector<UniqueFd> procs_;
+  ResourceLimits effective_;
+  std::optional<int> child_oom_score_;
+};
+
+Mechanism mechanism_of(const Layout& layout) {
+  bool any_v1 = false;
+  for (const auto& h : layout.hierarchies) any_v1 = any_v1 || !h.v2;
+  if (layout.v2 < 0) return Mechanism::kCgroupV1;
+  return any_v1 ? Mechanism::kCgroupHybrid : Mechanism::kCgroupV2;
+}
+
+std::vector<std::string> controller_list(const Layout& layout) {
+  std::vector<std::string> out;
+  for (const char* c : {"pids", "memory", "cpu", "cpuacct", "freezer", "io"}) {
+    int i = layout.index_of(c);
+    if (i >= 0) out.push_back(std::string(c) + (layout.hierarchies[i].v2 ? " (v2)" : " (v1)"));
+  }
+  return out;
+}
+
+class CgroupManager : public LimitsManager {
+ public:
+  CgroupManager(std::shared_ptr<CgroupTree> tree, MechanismStatus status, std::optional<int> child_oom_score)
+      : tree_(std::move(tree)), status_(std::move(status)), child_oom_score_(child_oom_score) {}
+
+  Result<std::unique_ptr<ResourceGroup>> create(const GroupRequest& request) override {
+    CODEXD_ASSIGN_OR_RETURN(GroupDirs dirs, tree_->create(request.agent, request.name, request.agent_budget, request.session));
+    std::vector<UniqueFd> procs;
+    for (const auto& dir : dirs) {
+      UniqueFd fd(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+      if (!fd) {
+        Status st = ErrnoStatus("open " + dir + "/cgroup.procs", errno);
+        tree_->remove(dirs);
+        return st;
+      }
+      procs.push_back(std::move(fd));
+    }
+    ResourceLimits effective = tighter(request.session, request.agent_budget);
+    return std::unique_ptr<ResourceGroup>(
+        new CgroupGroup(tree_, std::move(dirs), std::move(procs), effective, child_oom_score_));
+  }
+  const MechanismStatus& status() const override { return status_; }
+  void shutdown() override { tree_->remove_everything(); }
+
+ private:
+  std::shared_ptr<CgroupTree> tree_;
+  MechanismStatus status_;
+  std::optional<int> child_oom_score_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<LimitsManager>> create_cgroup_manager(const CgroupOptions& options) {
+  CODEXD_ASSIGN_OR_RETURN(Layout layout, discover_layout());
+  MechanismStatus status;
+  CODEXD_ASSIGN_OR_RETURN(auto tree, CgroupTree::open(std::move(layout), options.instance, status.warnings));
+  const Layout& used = tree->layout();
+  if (used.memory < 0 && used.pids < 0) {
+    return Unavailable("neither the memory nor the pids controller is usable (" + describe(used) + ")");
+  }
+  status.mechanism = mechanism_of(used);
+  status.reason = describe(used);
+  status.controllers = controller_list(used);
+  status.root = tree->root();
+  status.whole_tree_kill = true;
+  status.accounting = used.memory >= 0 || used.cpuacct >= 0;
+  std::optional<int> child_oom_score;
+  if (options.daemon_oom_score_adj &&
+      write_small_file("/proc/self/oom_score_adj", std::to_string(*options.daemon_oom_score_adj)).ok()) {
+    child_oom_score = 0;  // commands must not inherit the daemon's protection
+  }
+  return std::unique_ptr<LimitsManager>(new CgroupManager(std::move(tree), std::move(status), child_oom_score));
+}
+
+}  // namespace codexd::limits::cgroups

@@ -1,0 +1,248 @@
+#include "platform/linux/cgroup_tree.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+
+#include "base/unique_fd.h"
+#include "platform/linux/cgroup_files.h"
+#include "platform/linux/cgroup_limits.h"
+
+namespace codexd::limits::cgroups {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The v2 controllers codexd enables for its subtree.
+constexpr const char* kV2Controllers[] = {"pids", "memory", "cpu", "io"};
+
+std::string parent_of(const std::string& dir) { return fs::path(dir).parent_path().string(); }
+
+// Writes "+c" for each controller; a controller the kernel refuses is reported, not fatal.
+Status enable_in(const std::string& dir, const std::vector<std::string>& controllers) {
+  std::string failed;
+  for (const auto& c : controllers) {
+    if (!write_small_file(dir + "/cgroup.subtree_control", "+" + c).ok()) failed += (failed.empty() ? "" : ",") + c;
+  }
+  if (!failed.empty()) return Unavailable("cannot enable " + failed + " in " + dir + "/cgroup.subtree_control");
+  return Status::Ok();
+}
+
+// Pure v2's no-internal-processes rule: a cgroup with processes cannot give controllers to its
+// children. When the daemon is alone in its cgroup, it moves into a leaf of its own first.
+Status prepare_v2_own(const Hierarchy& h, const std::string& instance) {
+  if (enable_in(h.own_dir, h.controllers).ok()) return Status::Ok();
+  auto pids = read_pids(h.own_dir + "/cgroup.procs");
+  if (pids.size() != 1 || pids[0] != ::getpid()) {
+    return Unavailable("the daemon shares its cgroup " + h.own_dir + " with other processes, so it cannot delegate "
+                       "controllers (run it as a unit with Delegate=yes)");
+  }
+  std::string leaf = h.own_dir + "/" + instance + "-daemon";
+  if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus("mkdir " + leaf, errno);
+  CODEXD_RETURN_IF_ERROR(write_small_file(leaf + "/cgroup.procs", std::to_string(::getpid())));
+  // The daemon's memory floor, so that it survives when a session does not.
+  write_small_file(leaf + "/memory.min", std::to_string(64u << 20)).ok();
+  return enable_in(h.own_dir, h.controllers);
+}
+
+// Every session directory under <base>/sessions/<agent>/, then the agent directories.
+std::vector<std::string> leftovers(const std::string& base) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (const auto& agent : fs::directory_iterator(base + "/sessions", ec)) {
+    if (!agent.is_directory()) continue;
+    for (const auto& group : fs::directory_iterator(agent.path(), ec)) {
+      if (group.is_directory()) dirs.push_back(group.path().string());
+    }
+  }
+  return dirs;
+}
+
+// Until the v2 group has no process left, at most until `deadline` (cgroup.events changes
+// wake poll() with POLLPRI).
+void wait_unpopulated(const std::string& dir, std::chrono::steady_clock::time_point deadline) {
+  UniqueFd fd(::open((dir + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return;
+  for (;;) {
+    std::string text = read_small_file(dir + "/cgroup.events").value_or("");
+    if (keyed_value(text, "populated").value_or(0) == 0) return;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
+    pollfd p{fd.get(), POLLPRI, 0};
+    ::poll(&p, 1, static_cast<int>(left.count()));
+  }
+}
+
+}  // namespace
+
+std::string escape_component(const std::string& name) {
+  if (name.empty()) return "_";
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '_' || c == '-') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return out;
+}
+
+Result<std::shared_ptr<CgroupTree>> CgroupTree::open(Layout layout, const std::string& instance,
+                                                     std::vector<std::string>& warnings) {
+  const std::string name = escape_component(instance);
+  if (layout.v2 >= 0 && !layout.hierarchies[layout.v2].controllers.empty()) {
+    if (Status st = prepare_v2_own(layout.hierarchies[layout.v2], name); !st.ok()) {
+      warnings.push_back(st.message() + ": v2 controllers are not used");
+      for (const auto& c : layout.hierarchies[layout.v2].controllers) {
+        if (c == "pids") layout.pids = -1;
+        if (c == "memory") layout.memory = -1;
+        if (c == "cpu") layout.cpu = -1;
+        if (c == "io") layout.io = -1;
+      }
+      layout.hierarchies[layout.v2].controllers.clear();
+    }
+  }
+  std::vector<std::string> bases;
+  for (const auto& h : layout.hierarchies) bases.push_back(h.own_dir + "/" + name);
+  std::shared_ptr<CgroupTree> tree(new CgroupTree(std::move(layout), std::move(bases)));
+  for (size_t i = 0; i < tree->bases_.size(); ++i) {
+    bool created = false;
+    CODEXD_RETURN_IF_ERROR(tree->make_dir(i, tree->bases_[i], created));
+    CODEXD_RETURN_IF_ERROR(tree->make_dir(i, tree->bases_[i] + "/sessions", created));
+  }
+  if (tree->layout_.v2 >= 0) tree->layout_.has_kill = path_exists(tree->bases_[tree->layout_.v2] + "/cgroup.kill");
+  // A previous run of this daemon (same instance) may have left groups behind.
+  for (const auto& dir : leftovers(tree->bases_[0])) {
+    GroupDirs dirs;
+    std::string relative = dir.substr(tree->bases_[0].size());
+    for (const auto& base : tree->bases_) dirs.push_back(base + relative);
+    tree->remove(dirs);
+  }
+  return tree;
+}
+
+Status CgroupTree::make_dir(size_t hierarchy, const std::string& dir, bool& created) const {
+  created = ::mkdir(dir.c_str(), 0755) == 0;
+  if (!created && errno != EEXIST) return ErrnoStatus("mkdir " + dir, errno);
+  const Hierarchy& h = layout_.hierarchies[hierarchy];
+  if (created && h.v2 && !h.controllers.empty()) {
+    std::vector<std::string> wanted;
+    for (const char* c : kV2Controllers) {
+      if (std::find(h.controllers.begin(), h.controllers.end(), c) != h.controllers.end()) wanted.push_back(c);
+    }
+    CODEXD_RETURN_IF_ERROR(enable_in(dir, wanted));
+  }
+  return Status::Ok();
+}
+
+Result<GroupDirs> CgroupTree::create(const std::string& agent, const std::string& name,
+                                     const ResourceLimits& agent_budget, const ResourceLimits& session) {
+  sweep();
+  const std::string agent_part = "/sessions/" + escape_component(agent);
+  GroupDirs agent_dirs, dirs;
+  for (size_t i = 0; i < bases_.size(); ++i) {
+    agent_dirs.push_back(bases_[i] + agent_part);
+    dirs.push_back(agent_dirs.back() + "/" + escape_component(name));
+  }
+  bool agent_created = false;
+  for (size_t i = 0; i < bases_.size(); ++i) {
+    bool created = false;
+    CODEXD_RETURN_IF_ERROR(make_dir(i, agent_dirs[i], created));
+    agent_created = agent_created || created;
+  }
+  if (agent_created) CODEXD_RETURN_IF_ERROR(apply_limits(layout_, agent_dirs, agent_budget));
+  for (size_t i = 0; i < bases_.size(); ++i) {
+    // A leaf never gets controllers of its own: processes live only there.
+    if (::mkdir(dirs[i].c_str(), 0755) != 0) {
+      Status st = ErrnoStatus("mkdir " + dirs[i], errno);
+      remove(dirs);
+      return st;
+    }
+  }
+  if (Status st = apply_limits(layout_, dirs, session); !st.ok()) {
+    remove(dirs);
+    return st;
+  }
+  return dirs;
+}
+
+void CgroupTree::signal(const GroupDirs& dirs, int sig) const {
+  for (int pid : read_pids(dirs[0] + "/cgroup.procs")) ::kill(pid, sig);
+}
+
+void CgroupTree::kill(const GroupDirs& dirs) const {
+  if (layout_.has_kill && write_small_file(dirs[layout_.v2] + "/cgroup.kill", "1").ok()) return;
+  if (layout_.freezer >= 0) {
+    // Frozen, nothing can fork between reading the list and the kill; thawed, SIGKILL lands.
+    const std::string& dir = dirs[layout_.freezer];
+    write_small_file(dir + "/freezer.state", "FROZEN").ok();
+    signal(GroupDirs{dir}, SIGKILL);
+    write_small_file(dir + "/freezer.state", "THAWED").ok();
+    return;
+  }
+  // Neither: kill what is listed until nothing new appears (a fork race may need a few rounds).
+  for (int round = 0; round < 16; ++round) {
+    auto pids = read_pids(dirs[0] + "/cgroup.procs");
+    if (pids.empty()) return;
+    for (int pid : pids) ::kill(pid, SIGKILL);
+  }
+}
+
+void CgroupTree::remove(const GroupDirs& dirs) {
+  kill(dirs);
+  bool all_gone = true;
+  for (const auto& dir : dirs) {
+    if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) all_gone = false;
+  }
+  if (!all_gone) {
+    std::lock_guard lock(graveyard_mutex_);
+    graveyard_.push_back(dirs);  // its dying processes still hold it: retried later
+    return;
+  }
+  for (const auto& dir : dirs) ::rmdir(parent_of(dir).c_str());  // the agent's, when it was the last
+}
+
+void CgroupTree::sweep() {
+  std::vector<GroupDirs> pending;
+  {
+    std::lock_guard lock(graveyard_mutex_);
+    pending.swap(graveyard_);
+  }
+  for (const auto& dirs : pending) remove(dirs);
+}
+
+void CgroupTree::remove_everything() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (const auto& dir : leftovers(bases_[0])) {
+    GroupDirs dirs;
+    std::string relative = dir.substr(bases_[0].size());
+    for (const auto& base : bases_) dirs.push_back(base + relative);
+    kill(dirs);
+    if (layout_.v2 >= 0) wait_unpopulated(dirs[layout_.v2], deadline);
+    remove(dirs);
+  }
+  {
+    std::lock_guard lock(graveyard_mutex_);
+    graveyard_.clear();
+  }
+  // The tree itself goes too (a restart makes it again).
+  for (const auto& base : bases_) {
+    ::rmdir((base + "/sessions").c_str());
+    ::rmdir(base.c_str());
+  }
+}
+
+std::string CgroupTree::root() const { return bases_.empty() ? "" : bases_[0]; }
+
+}  // namespace codexd::limits::cgroups

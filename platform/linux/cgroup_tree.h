@@ -1,0 +1,61 @@
+// The part of each cgroup hierarchy that codexd owns: <own>/codexd-<instance>/sessions/<agent>/
+// <name>. The agent level holds the agent's budget (its sessions share it); the leaf holds one
+// command. Creates groups with their limits, kills them whole, removes them (a group whose
+// dying processes still hold it is retried later), and clears what a previous run left.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "platform/limits/limits.h"
+#include "platform/linux/cgroup_layout.h"
+
+namespace codexd::limits::cgroups {
+
+// One group: its directory in each hierarchy (indexed like Layout::hierarchies).
+using GroupDirs = std::vector<std::string>;
+
+class CgroupTree {
+ public:
+  // `instance` tells this daemon's tree from another's on the same machine. Warnings (a
+  // controller that cannot be enabled) are appended to `warnings`.
+  static Result<std::shared_ptr<CgroupTree>> open(Layout layout, const std::string& instance,
+                                                  std::vector<std::string>& warnings);
+
+  Result<GroupDirs> create(const std::string& agent, const std::string& name, const ResourceLimits& agent_budget,
+                           const ResourceLimits& session);
+  // SIGKILL to every process of the group, wherever it moved in the process tree.
+  void kill(const GroupDirs& dirs) const;
+  // `signal` to every process of the group.
+  void signal(const GroupDirs& dirs, int signal) const;
+  // Kill, then remove the group (and its agent's directory when that is empty).
+  void remove(const GroupDirs& dirs);
+  // Shutdown: kill and remove every group, waiting a little for dying processes.
+  void remove_everything();
+
+  const Layout& layout() const { return layout_; }
+  const std::vector<std::string>& bases() const { return bases_; }
+  std::string root() const;
+
+ private:
+  CgroupTree(Layout layout, std::vector<std::string> bases) : layout_(std::move(layout)), bases_(std::move(bases)) {}
+  Status enable_v2_controllers(const std::string& dir) const;
+  Status make_dir(size_t hierarchy, const std::string& dir, bool& created) const;
+  void sweep();
+
+  Layout layout_;
+  std::vector<std::string> bases_;  // <own>/codexd-<instance> per hierarchy
+  // Removed, but not yet empty. A group may be destroyed on whichever thread drops the last
+  // reference to its session, hence the lock.
+  std::mutex graveyard_mutex_;
+  std::vector<GroupDirs> graveyard_;
+};
+
+// An agent id or group name as one safe path component: [A-Za-z0-9_-] kept, the rest %XX, so
+// that no name can look like an interface file ("memory.max") or climb ("..").
+std::string escape_component(const std::string& name);
+
+}  // namespace codexd::limits::cgroups

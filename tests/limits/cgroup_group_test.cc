@@ -1,0 +1,160 @@
+// Real cgroups on this machine: a spawned command joins its group in every hierarchy before
+// it runs, its limits are in the files, a kill reaches a setsid'd grandchild, removal clears
+// the directories, and a restart clears what a previous run left. Skipped where no cgroup is
+// usable (the reason is printed).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "platform/linux/cgroup_files.h"
+#include "platform/linux/cgroup_manager.h"
+#include "platform/posix/spawn.h"
+#include "base/unique_fd.h"
+#include "tests/support/wait_exit.h"
+
+namespace codexd::limits::cgroups {
+namespace {
+
+std::string read_line(int fd) {
+  std::string out;
+  char c;
+  for (;;) {
+    ssize_t n = ::read(fd, &c, 1);
+    if (n == 1) {
+      if (c == '\n') return out;
+      out.push_back(c);
+    } else if (n < 0 && errno == EAGAIN) {
+      pollfd p{fd, POLLIN, 0};
+      ::poll(&p, 1, 10000);
+    } else {
+      return out;
+    }
+  }
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool gone_or_zombie(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  if (text.empty()) return true;
+  return text.find(") Z ") != std::string::npos;
+}
+
+class CgroupGroupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CgroupOptions options;
+    options.instance = "codexd-test-" + std::to_string(::getpid());
+    options.daemon_oom_score_adj.reset();
+    auto manager = create_cgroup_manager(options);
+    if (!manager.ok()) GTEST_SKIP() << "no usable cgroup here: " << manager.status().message();
+    manager_ = std::move(manager).value();
+  }
+  void TearDown() override {
+    if (manager_) manager_->shutdown();
+  }
+
+  // `script` under sh in group (agent, name); returns the child's pid and its output pipe.
+  posix::SpawnedProcess spawn_in(ResourceGroup& group, const std::string& script) {
+    posix::SpawnRequest request;
+    request.executable = "/bin/sh";
+    request.argv = {"sh", "-c", script};
+    request.cwd = "/";
+    request.env = {"PATH=/usr/bin:/bin"};
+    group.prepare(request);
+    auto spawned = posix::spawn_process(request);
+    EXPECT_TRUE(spawned.ok()) << spawned.status().message();
+    group.started(spawned->pid);
+    return std::move(spawned).value();
+  }
+
+  std::unique_ptr<LimitsManager> manager_;
+};
+
+TEST_F(CgroupGroupTest, TheChildIsInItsGroupWithItsLimitsBeforeItRuns) {
+  GroupRequest request{"agent/one", "77", {}, {}};
+  request.session.pids_max = 32;
+  request.agent_budget.pids_max = 100;
+  auto group = manager_->create(request);
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  auto child = spawn_in(**group, "cat /proc/self/cgroup; echo end");
+  std::string all;
+  for (std::string line = read_line(child.output.get()); line != "end" && !line.empty(); line = read_line(child.output.get())) {
+    all += line + "\n";
+  }
+  EXPECT_EQ(testing::wait_exit_code(child.pid), 0);
+  // Every hierarchy codexd uses puts the child in <tree>/sessions/agent%2Fone/77.
+  EXPECT_THAT(all, ::testing::HasSubstr("/sessions/agent%2Fone/77\n"));
+  EXPECT_THAT(all, ::testing::Not(::testing::HasSubstr("0::/\n")));
+  // pids.max of the session and of its agent.
+  bool found = false;
+  for (const auto& c : manager_->status().controllers) found = found || c.rfind("pids", 0) == 0;
+  if (found) {
+    std::string pids_dir;
+    std::istringstream lines(all);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find(":pids:") != std::string::npos) pids_dir = "/sys/fs/cgroup/pids" + line.substr(line.find(":pids:") + 6);
+    }
+    if (!pids_dir.empty()) {
+      EXPECT_EQ(read_number(pids_dir + "/pids.max"), 32u);
+      EXPECT_EQ(read_number(pids_dir + "/../pids.max"), 100u);
+    }
+  }
+  ResourceUsage usage = (*group)->usage();
+  EXPECT_TRUE(usage.known);
+}
+
+TEST_F(CgroupGroupTest, KillReachesASetsidGrandchildAndRemovalClearsTheDirectories) {
+  auto group = manager_->create({"killer", "1", {}, {}});
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  auto child = spawn_in(**group, "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $!; exec sleep 300");
+  const pid_t grandchild = std::stoi(read_line(child.output.get()));
+  ASSERT_FALSE(gone_or_zombie(grandchild));
+  ASSERT_TRUE((*group)->kill_all().ok());
+  EXPECT_EQ(testing::wait_exit_code(child.pid), 128 + SIGKILL);
+  // The grandchild is not ours to reap: wait until it is gone or a zombie of its new parent.
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, grandchild, 0)));
+  if (pidfd) {
+    pollfd p{pidfd.get(), POLLIN, 0};
+    ::poll(&p, 1, 10000);
+  }
+  EXPECT_TRUE(gone_or_zombie(grandchild)) << "setsid grandchild " << grandchild << " survived the group kill";
+  const std::string dir = manager_->status().root + "/sessions/killer";
+  ASSERT_TRUE(exists(dir + "/1"));
+  group->reset();
+  EXPECT_FALSE(exists(dir + "/1"));
+  EXPECT_FALSE(exists(dir)) << "the agent's directory goes with its last group";
+}
+
+TEST_F(CgroupGroupTest, ARestartClearsWhatThePreviousRunLeft) {
+  auto group = manager_->create({"left", "9", {}, {}});
+  ASSERT_TRUE(group.ok());
+  auto child = spawn_in(**group, "exec sleep 300");
+  const std::string dir = manager_->status().root + "/sessions/left/9";
+  ASSERT_TRUE(exists(dir));
+  // A second manager of the same instance: what a restarted daemon does first.
+  CgroupOptions options;
+  options.instance = "codexd-test-" + std::to_string(::getpid());
+  options.daemon_oom_score_adj.reset();
+  auto again = create_cgroup_manager(options);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(testing::wait_exit_code(child.pid), 128 + SIGKILL);
+  (*again)->shutdown();
+  EXPECT_FALSE(exists(dir));
+}
+
+}  // namespace
+}  // namespace codexd::limits::cgroups
