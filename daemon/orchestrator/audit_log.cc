@@ -56,13 +56,23 @@ std::string AuditLog::hash_call_id(const std::string& call_id) const {
   return out;
 }
 
-void AuditLog::record(const AuditRecord& r) {
-  if (!logger_ && !journald_) return;
+namespace {
+
+// The fields every audit line starts with, in this order.
+nlohmann::ordered_json line_head(const std::string& tool, const std::string& agent_id, uid_t uid) {
   nlohmann::ordered_json line;
   line["ts"] = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  line["tool"] = r.tool;
-  line["agent_id"] = r.agent_id;
-  line["uid"] = r.uid;
+  line["tool"] = tool;
+  line["agent_id"] = agent_id;
+  line["uid"] = uid;
+  return line;
+}
+
+}  // namespace
+
+void AuditLog::record(const AuditRecord& r) {
+  if (!logger_ && !journald_) return;
+  nlohmann::ordered_json line = line_head(r.tool, r.agent_id, r.uid);
   line["turn_id"] = r.turn_id;
   line["call_id_hash"] = r.call_id.empty() ? "" : hash_call_id(r.call_id);
   line["approval_policy"] = r.approval_policy;
@@ -88,11 +98,7 @@ void AuditLog::record(const AuditRecord& r) {
 
 void AuditLog::record(const NetworkAuditRecord& r) {
   if (!logger_ && !journald_) return;
-  nlohmann::ordered_json line;
-  line["ts"] = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  line["tool"] = "network";
-  line["agent_id"] = r.agent_id;
-  line["uid"] = r.uid;
+  nlohmann::ordered_json line = line_head("network", r.agent_id, r.uid);
   line["session_id"] = r.session_id;
   line["host"] = r.host;
   line["port"] = r.port;

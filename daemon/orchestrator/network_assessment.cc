@@ -63,9 +63,10 @@ NetworkAssessment assess_network(const config::Config& config, const policy::Pol
   match_rules(policy, q, &matches);
 
   NetworkAssessment out;
+  // Under "never" nothing reaches a reviewer: a prompt is a refusal.
+  const bool never = config.approval_policy_for(q.agent_id).kind == policy::ApprovalPolicyKind::kNever;
   if (matches.empty()) {
     out.unlisted = true;
-    const bool never = config.approval_policy_for(q.agent_id).kind == policy::ApprovalPolicyKind::kNever;
     out.decision = never ? NetworkDecision::kForbidden : NetworkDecision::kPrompt;
     out.reason = never ? "no rule allows " + q.host + " and the approval policy is never (add it to [network] allow)"
                        : "no rule allows " + q.host;
@@ -77,6 +78,10 @@ NetworkAssessment assess_network(const config::Config& config, const policy::Pol
   }
   out.decision = strictest->decision;
   out.reason = strictest->reason;
+  if (out.decision == NetworkDecision::kPrompt && never) {
+    out.decision = NetworkDecision::kForbidden;
+    out.reason += " and the approval policy is never";
+  }
   for (const Match& m : matches) out.names_host_exactly |= m.decision == NetworkDecision::kAllow && m.exact;
   return out;
 }

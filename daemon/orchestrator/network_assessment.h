@@ -1,7 +1,7 @@
 // Which hosts a sandboxed command may reach through the proxy: the pure part of the network
 // decision. Strictest wins across [network] allow/deny, the agent's network_allow/network_deny
 // and the network_rule()s of the loaded policy; a host nothing names follows the approval
-// policy (prompt, or forbidden under "never").
+// policy (prompt, or forbidden under "never"; a prompt rule is forbidden under "never" too).
 #pragma once
 
 #include <cstdint>

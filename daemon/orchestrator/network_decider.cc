@@ -5,11 +5,6 @@
 namespace codexd::orchestrator {
 namespace {
 
-// The approval-policy word that turns a prompt into a refusal.
-bool prompts_are_refused(const config::Config& config, const std::string& agent) {
-  return config.approval_policy_for(agent).kind == policy::ApprovalPolicyKind::kNever;
-}
-
 network::NetworkVerdict refused(std::string reason) {
   network::NetworkVerdict v;
   v.allowed = false;
@@ -53,10 +48,6 @@ void NetworkDecider::decide_on_core(const network::ProxyOrigin& origin, const ne
       return;
     case NetworkDecision::kPrompt:
       break;
-  }
-  if (prompts_are_refused(*deps_.config, origin.agent_id)) {
-    done(refused(assessment.reason + " and the approval policy is never" + how_to_ask(target.host, protocol)));
-    return;
   }
   Key key{origin.uid, origin.agent_id, target.host, target.port, protocol};
   if (approved_for_session_.count(key) != 0) {

@@ -42,6 +42,15 @@ std::vector<std::string> with_markers(std::vector<std::string> env, Backend back
   return env;
 }
 
+// "http_proxy HTTP_PROXY ...": the names proxy_environment sets.
+std::string proxy_variable_names() {
+  std::string names;
+  for (const std::string& e : proxy_environment(kNamespaceProxyPorts)) {
+    names += (names.empty() ? "" : " ") + e.substr(0, e.find('='));
+  }
+  return names;
+}
+
 // What the plan says about the network, for dry runs and the audit log.
 void describe_network(const SandboxSpec& spec, Backend backend, std::vector<std::string>* rules) {
   switch (spec.network) {
@@ -57,13 +66,7 @@ void describe_network(const SandboxSpec& spec, Backend backend, std::vector<std:
                              "handed over on descriptor 3 before the command starts)"
                            : "network: proxy: host network namespace; TCP connect only to two ephemeral proxy "
                              "ports on 127.0.0.1 (Landlock), no UDP, no Unix or netlink sockets (seccomp)");
-      rules->push_back("network: proxy environment: " + [] {
-        std::string names;
-        for (const std::string& e : proxy_environment(kNamespaceProxyPorts)) {
-          names += (names.empty() ? "" : " ") + e.substr(0, e.find('='));
-        }
-        return names;
-      }());
+      rules->push_back("network: proxy environment: " + proxy_variable_names());
       return;
   }
 }
