@@ -19,6 +19,7 @@ PACKAGES=(
   # runtime and test tools
   bubblewrap              # the Linux sandbox
   dpkg-dev systemd shellcheck util-linux passwd procps iproute2 file
+  curl git python3-pip    # the network proxy tests drive real curl, git and Debian's pip
 )
 
 SUDO=""
