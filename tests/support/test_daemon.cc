@@ -95,6 +95,7 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
   config << "log_level = \"debug\"\n";
   if (!options_.socket_mode.empty()) config << "socket_mode = \"" << options_.socket_mode << "\"\n";
   if (!options_.socket_dir_mode.empty()) config << "socket_dir_mode = \"" << options_.socket_dir_mode << "\"\n";
+  config << options_.daemon_config << "\n";
   config << "[policy]\n";
   config << "rules_dirs = [\"" << dir_ << "/rules\"]\n";
   config << "approval_policy = \"" << options_.approval_policy << "\"\n";
@@ -109,9 +110,20 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
   NotifySocket notify(dir_);
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "NOTIFY_SOCKET=", 14) != 0 && std::strncmp(*e, "LISTEN_", 7) != 0) env.emplace_back(*e);
+    if (std::strncmp(*e, "NOTIFY_SOCKET=", 14) != 0 && std::strncmp(*e, "LISTEN_", 7) != 0 &&
+        std::strncmp(*e, "HOME=", 5) != 0) {
+      env.emplace_back(*e);
+    }
   }
   env.push_back("NOTIFY_SOCKET=" + notify.path);
+  // A home of its own: the login shells the tests run must not read the machine's dotfiles
+  // (root's .bashrc here runs `pyenv init`, 0.9 s a shell) nor leave anything in them.
+  bool home_given = false;
+  for (const auto& e : options_.env) home_given = home_given || e.rfind("HOME=", 0) == 0;
+  if (!home_given) {
+    std::filesystem::create_directories(dir_ + "/home");
+    env.push_back("HOME=" + dir_ + "/home");
+  }
   for (const auto& e : options_.env) env.push_back(e);
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());

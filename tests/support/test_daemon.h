@@ -18,6 +18,7 @@ namespace codexd::testing {
 
 struct TestDaemonOptions {
   std::string extra_config;    // appended TOML (sections may repeat keys set below only if not set there)
+  std::string daemon_config;   // lines added to the [daemon] table
   bool system_mode = false;
   std::string approval_policy = "on-request";
   std::string sandbox_mode = "workspace-write";
