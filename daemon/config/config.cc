@@ -288,6 +288,8 @@ void read_daemon(TableReader& r, Config& c) {
   read_octal_mode(r, "socket_mode", d.socket_mode);
   read_octal_mode(r, "socket_dir_mode", d.socket_dir_mode);
   r.read("root_runs_as", d.root_runs_as);
+  r.read_int("preface_timeout_ms", d.preface_timeout_ms, 100, 60'000);
+  r.read_int("waiting_connections_per_uid", d.waiting_connections_per_uid, 1, 1024);
 }
 
 void read_exec(TableReader& r, Config& c) {

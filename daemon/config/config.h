@@ -36,6 +36,10 @@ struct DaemonSection {
   uint32_t socket_dir_mode = 0;
   // system mode: run commands of uid 0 callers as this account instead ("" = run as root).
   std::string root_runs_as;
+  // A connection that has not sent the HTTP/2 client preface within this time is closed, and
+  // each uid may have this many such connections at once (daemon/server/preface_gate.h).
+  uint32_t preface_timeout_ms = 5000;
+  uint32_t waiting_connections_per_uid = 64;
 };
 
 struct ExecSection {

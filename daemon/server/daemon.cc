@@ -438,11 +438,16 @@ void Daemon::Impl::start_acceptor(UniqueFd listener) {
       return false;
     }
 #endif
-    peers.add(fd, PeerInfo{peer.pid, peer.uid, peer.gid});
     return true;
   };
-  acceptor = std::make_unique<Acceptor>(std::move(listener), admit,
-                                        [this](int fd) { grpc::AddInsecureChannelFromFd(server.get(), fd); });
+  auto hand_off = [this](int fd, const posix::PeerCredentials& peer) {
+    peers.add(fd, PeerInfo{peer.pid, peer.uid, peer.gid});
+    grpc::AddInsecureChannelFromFd(server.get(), fd);
+  };
+  PrefaceGateLimits gate;
+  gate.timeout = std::chrono::milliseconds(config.daemon.preface_timeout_ms);
+  gate.max_waiting_per_uid = config.daemon.waiting_connections_per_uid;
+  acceptor = std::make_unique<Acceptor>(std::move(listener), gate, admit, hand_off);
   acceptor->start();
 }
 

@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -48,6 +50,28 @@ Status prepare_directory(const std::string& dir, const SocketOptions& options) {
   }
   return Status::Ok();
 }
+
+// At most one line a second for what a flood of connections would otherwise log each time
+// (a failing accept, a refused connection); the next line says how many were left out.
+class LogThrottle {
+ public:
+  template <typename... Args>
+  void warn(fmt::format_string<Args...> format, Args&&... args) {
+    auto now = std::chrono::steady_clock::now();
+    if (now < next_) {
+      ++suppressed_;
+      return;
+    }
+    next_ = now + std::chrono::seconds(1);
+    if (suppressed_ > 0) spdlog::warn("({} similar lines left out in the last second)", suppressed_);
+    suppressed_ = 0;
+    spdlog::warn(format, std::forward<Args>(args)...);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point next_{};
+  size_t suppressed_ = 0;
+};
 
 // true: something is listening on `addr`.
 bool socket_is_live(const sockaddr_un& addr) {
@@ -94,8 +118,11 @@ Result<UniqueFd> open_listening_socket(const SocketOptions& options) {
   return fd;
 }
 
-Acceptor::Acceptor(UniqueFd listener, Admit admit, HandOff hand_off)
-    : listener_(std::move(listener)), admit_(std::move(admit)), hand_off_(std::move(hand_off)) {
+Acceptor::Acceptor(UniqueFd listener, PrefaceGateLimits gate_limits, Admit admit, HandOff hand_off)
+    : listener_(std::move(listener)),
+      gate_(gate_limits),
+      admit_(std::move(admit)),
+      hand_off_(std::move(hand_off)) {
   auto pipe = posix::make_pipe();
   if (pipe.ok()) {
     wake_read_ = std::move(pipe->read_end);
@@ -121,31 +148,50 @@ void Acceptor::stop() {
 }
 
 void Acceptor::run() {
-  pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
+  std::vector<pollfd> fds;
   while (!stopping_.load()) {
-    int n = ::poll(fds, wake_read_ ? 2 : 1, -1);
+    fds.assign({pollfd{listener_.get(), POLLIN, 0}, pollfd{wake_read_.get(), POLLIN, 0}});
+    gate_.append_pollfds(fds);
+    int n = ::poll(fds.data(), fds.size(), gate_.next_wakeup_ms(PrefaceGate::Clock::now()));
     if (n < 0) {
       if (errno == EINTR) continue;
       spdlog::error("accept loop: poll failed: {}", std::strerror(errno));
       return;
     }
     if (fds[1].revents != 0 || stopping_.load()) return;
-    if (!(fds[0].revents & POLLIN)) continue;
-    // gRPC expects a non-blocking socket (a blocking one stalls its I/O threads).
-    UniqueFd conn(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-    if (!conn) {
-      if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
-      spdlog::warn("accept failed: {}", std::strerror(errno));
-      if (errno == EMFILE || errno == ENFILE) ::poll(nullptr, 0, 50);  // let descriptors free up
-      continue;
-    }
-    auto peer = posix::peer_credentials(conn.get());
-    if (!peer.ok()) {
-      spdlog::warn("dropping connection: {}", peer.status().message());
-      continue;
-    }
-    if (!admit_(conn.get(), *peer)) continue;  // closed by UniqueFd
-    hand_off_(conn.release());
+    if (fds[0].revents & POLLIN) accept_one();
+    auto polled = std::span<const pollfd>(fds).subspan(2);
+    for (auto& ready : gate_.collect(polled, PrefaceGate::Clock::now())) hand_off_(ready.conn.release(), ready.peer);
+  }
+}
+
+void Acceptor::accept_one() {
+  static LogThrottle throttle;  // the acceptor thread is the only caller
+  // gRPC expects a non-blocking socket (a blocking one stalls its I/O threads).
+  UniqueFd conn(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+  if (!conn) {
+    if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) return;
+    throttle.warn("accept failed: {}", std::strerror(errno));
+    if (errno == EMFILE || errno == ENFILE) ::poll(nullptr, 0, 50);  // let descriptors free up
+    return;
+  }
+  auto peer = posix::peer_credentials(conn.get());
+  if (!peer.ok()) {
+    throttle.warn("dropping connection: {}", peer.status().message());
+    return;
+  }
+  if (!admit_(conn.get(), *peer)) return;  // closed by UniqueFd
+  switch (gate_.add(std::move(conn), *peer, PrefaceGate::Clock::now())) {
+    case PrefaceGate::Eviction::kNone: break;
+    case PrefaceGate::Eviction::kSameUid:
+      throttle.warn("uid {} has {} connections that have not sent the HTTP/2 preface "
+                    "(daemon.waiting_connections_per_uid): closed its oldest",
+                    peer->uid, gate_.limits().max_waiting_per_uid);
+      break;
+    case PrefaceGate::Eviction::kOldest:
+      throttle.warn("{} connections are waiting for the HTTP/2 preface: closed the oldest",
+                    gate_.limits().max_waiting);
+      break;
   }
 }
 

@@ -11,8 +11,9 @@
 #include <thread>
 
 #include "base/status.h"
-#include "platform/posix/peer_cred.h"
 #include "base/unique_fd.h"
+#include "daemon/server/preface_gate.h"
+#include "platform/posix/peer_cred.h"
 
 namespace codexd::server {
 
@@ -29,13 +30,14 @@ struct SocketOptions {
 Result<UniqueFd> open_listening_socket(const SocketOptions& options);
 
 // Accepts connections on a thread of its own (accept blocks nothing else), takes each peer's
-// credentials, asks `admit` whether to keep the connection, and passes kept ones on.
+// credentials, asks `admit` whether to keep the connection, holds kept ones in a PrefaceGate
+// until they have sent the HTTP/2 client preface, and passes those on.
 class Acceptor {
  public:
   using Admit = std::function<bool(int fd, const posix::PeerCredentials& peer)>;  // false: closed
-  using HandOff = std::function<void(int fd)>;  // takes ownership
+  using HandOff = std::function<void(int fd, const posix::PeerCredentials& peer)>;  // takes the fd
 
-  Acceptor(UniqueFd listener, Admit admit, HandOff hand_off);
+  Acceptor(UniqueFd listener, PrefaceGateLimits gate_limits, Admit admit, HandOff hand_off);
   ~Acceptor();
   Acceptor(const Acceptor&) = delete;
   Acceptor& operator=(const Acceptor&) = delete;
@@ -46,8 +48,10 @@ class Acceptor {
 
  private:
   void run();
+  void accept_one();
 
   UniqueFd listener_;
+  PrefaceGate gate_;
   UniqueFd wake_read_, wake_write_;
   Admit admit_;
   HandOff hand_off_;

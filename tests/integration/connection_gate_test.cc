@@ -1,0 +1,102 @@
+// The acceptor's preface gate (daemon/server/preface_gate.h) against a real daemon: silent,
+// half-open and non-HTTP/2 connections are closed before gRPC sees them, and a flood of them
+// neither grows the daemon's descriptors past the gate's room nor shuts out a real client.
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "base/unique_fd.h"
+#include "tests/integration/daemon_options.h"
+#include "tests/integration/exec_client.h"
+#include "tests/integration/process_probe.h"
+
+namespace codexd::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+TestDaemonOptions gate_options(int preface_timeout_ms, int per_uid) {
+  auto o = unsandboxed();
+  o.daemon_config = "preface_timeout_ms = " + std::to_string(preface_timeout_ms) +
+                    "\nwaiting_connections_per_uid = " + std::to_string(per_uid) + "\n";
+  return o;
+}
+
+// Waits (poll, bounded by `guard`) until the daemon ends the connection: true on EOF or reset.
+bool closed_by_daemon(int fd, milliseconds guard) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(guard.count())) <= 0) return false;
+  char buf[256];
+  return ::recv(fd, buf, sizeof buf, MSG_DONTWAIT) <= 0;
+}
+
+void expect_serving(const TestDaemon& daemon) {
+  auto stub = v1::Exec::NewStub(daemon.channel());
+  auto call = exec_command(*stub, argv_request(daemon, {"/bin/echo", "still here"}));
+  ASSERT_TRUE(call.status.ok()) << describe(call.status);
+  EXPECT_EQ(call.result.output(), "still here\n");
+}
+
+TEST(ConnectionGate, ASilentConnectionIsClosedAfterThePrefaceTimeout) {
+  TestDaemon daemon(gate_options(300, 64));
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  UniqueFd silent(connect_unix(daemon.socket_path()));
+  UniqueFd half(connect_unix(daemon.socket_path()));
+  ASSERT_TRUE(silent && half);
+  ASSERT_EQ(::write(half.get(), "PRI * HTTP/2.0\r\n", 16), 16);  // a preface that never ends
+  const auto start = Clock::now();
+  EXPECT_TRUE(closed_by_daemon(silent.get(), milliseconds(20'000)));
+  EXPECT_TRUE(closed_by_daemon(half.get(), milliseconds(20'000)));
+  EXPECT_GE(Clock::now() - start, milliseconds(250)) << "closed before the timeout";
+  expect_serving(daemon);
+}
+
+// With an hour-long timeout, only the bytes can be why the connection ends.
+TEST(ConnectionGate, BytesThatCannotBeginHttp2AreRefusedAtOnce) {
+  TestDaemon daemon(gate_options(60'000, 64));
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  for (const std::string& junk : {std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), std::string("PRI * HTTP/1.1\r\n"), std::string(1, '\0')}) {
+    UniqueFd fd(connect_unix(daemon.socket_path()));
+    ASSERT_TRUE(fd);
+    ASSERT_EQ(::write(fd.get(), junk.data(), junk.size()), static_cast<ssize_t>(junk.size()));
+    EXPECT_TRUE(closed_by_daemon(fd.get(), milliseconds(20'000))) << "kept: " << junk;
+  }
+  expect_serving(daemon);
+}
+
+// 1,000 connections of one uid that send nothing: the daemon holds at most the uid's room of
+// them (plus what it had), a real client of the same uid still gets through, and the
+// descriptors come back when the flood ends.
+TEST(ConnectionGate, AFloodOfSilentConnectionsIsBoundedAndDoesNotShutOutARealClient) {
+  constexpr int kRoom = 16;
+  TestDaemon daemon(gate_options(60'000, kRoom));
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  expect_serving(daemon);
+  const size_t baseline = open_fd_count(daemon.pid());
+  std::vector<UniqueFd> flood;
+  for (int i = 0; i < 1000; ++i) {
+    flood.emplace_back(connect_unix(daemon.socket_path()));
+    ASSERT_TRUE(flood.back()) << "connection " << i;
+  }
+  // Every connection but the newest kRoom is closed by the daemon (an event per connection).
+  for (size_t i = 0; i + kRoom < flood.size(); ++i) {
+    ASSERT_TRUE(closed_by_daemon(flood[i].get(), milliseconds(20'000))) << "connection " << i << " kept";
+  }
+  EXPECT_LE(open_fd_count(daemon.pid()), baseline + kRoom + 2);
+  expect_serving(daemon);
+  EXPECT_NE(daemon.daemon_log().find("waiting_connections_per_uid"), std::string::npos) << daemon.daemon_log();
+  flood.clear();
+  size_t now = 0;
+  for (int i = 0; i < 500 && (now = open_fd_count(daemon.pid())) > baseline + 2; ++i) ::usleep(20'000);
+  EXPECT_LE(now, baseline + 2) << "daemon descriptors: " << baseline << " before, " << now << " after";
+}
+
+}  // namespace
+}  // namespace codexd::testing
