@@ -2,8 +2,13 @@
 // measured round-robin so that the ratios share the same machine state:
 //   posix_spawn     posix_spawn + wait of /bin/true (the baseline)
 //   spawn_process   codexd's spawn (clone(CLONE_VM|CLONE_VFORK) + child step) + wait
-//   + cgroup        create the group (mkdir in each hierarchy, limits written), the child joins
-//                   it before exec, wait, remove the group (kill + rmdir)
+//   + cgroup        take the command's group (from the agent's stock of groups made ahead of
+//                   time, cgroup_pool.h), the child joins it before exec, wait, release it
+//                   (kill now; rmdir on the pool's worker)
+//   unpooled        what every command paid before the pool (the same steps on the spot: mkdir
+//                   of the agent's level and the group, limits, join, then kill and rmdir of both)
+// and afterwards, on the same baseline, an agent's first command (no stock yet: mkdir in each
+// hierarchy plus the agent's level, limits written, on the spot).
 // Prints numbers and ratios; asserts nothing. Needs a usable cgroup (root, or a delegated tree).
 #include <fcntl.h>
 #include <spawn.h>
@@ -19,6 +24,7 @@
 #include <vector>
 
 #include "platform/linux/cgroup_manager.h"
+#include "platform/linux/cgroup_tree.h"
 #include "platform/posix/spawn.h"
 
 extern char** environ;
@@ -59,6 +65,47 @@ void spawn_and_wait(const codexd::posix::SpawnRequest& request) {
   ::waitpid(spawned->pid, nullptr, 0);
 }
 
+// One command in its group: take, spawn, wait, release (what a session or run does).
+double grouped_round(codexd::limits::LimitsManager& manager, const std::string& agent) {
+  const auto t = Clock::now();
+  codexd::limits::GroupRequest group_request{agent, "", {}, {}};
+  group_request.session.pids_max = 4096;
+  group_request.session.memory_max = 1ull << 30;
+  auto group = manager.create(group_request);
+  if (!group.ok()) {
+    std::fprintf(stderr, "group: %s\n", group.status().message().c_str());
+    std::exit(1);
+  }
+  auto request = true_request();
+  (*group)->prepare(request);
+  spawn_and_wait(request);
+  group->reset();  // kill now, rmdir on the pool's worker
+  return ms_since(t);
+}
+
+// The per-command path without the pool, on a tree of its own.
+double unpooled_round(codexd::limits::cgroups::CgroupTree& tree, int i) {
+  const auto t = Clock::now();
+  codexd::limits::ResourceLimits session;
+  session.pids_max = 4096;
+  session.memory_max = 1ull << 30;
+  auto agent_dirs = tree.ensure_agent("bench", {}, false);
+  auto dirs = agent_dirs.ok() ? tree.create_leaf(*agent_dirs, std::to_string(i), session) : agent_dirs;
+  if (!dirs.ok()) {
+    std::fprintf(stderr, "unpooled group: %s\n", dirs.status().message().c_str());
+    std::exit(1);
+  }
+  auto request = true_request();
+  std::vector<int> fds;
+  for (const auto& dir : *dirs) fds.push_back(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+  request.join_fds = fds;
+  spawn_and_wait(request);
+  for (int fd : fds) ::close(fd);
+  tree.kill(*dirs);
+  tree.try_remove(*dirs, true);
+  return ms_since(t);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,7 +123,15 @@ int main(int argc, char** argv) {
   }
   std::printf("limits: %s (%s)\n", codexd::limits::mechanism_name((*manager)->status().mechanism),
               (*manager)->status().reason.c_str());
-  std::vector<double> baseline, spawn, grouped;
+  std::vector<std::string> warnings;
+  auto layout = codexd::limits::cgroups::discover_layout();
+  auto tree = layout.ok() ? codexd::limits::cgroups::CgroupTree::open(*layout, options.instance + "-unpooled", warnings)
+                          : codexd::Result<std::shared_ptr<codexd::limits::cgroups::CgroupTree>>(layout.status());
+  if (!tree.ok()) {
+    std::fprintf(stderr, "no tree: %s\n", tree.status().message().c_str());
+    return 1;
+  }
+  std::vector<double> baseline, spawn, grouped, unpooled;
   for (int i = 0; i < iterations; ++i) {
     auto t = Clock::now();
     posix_spawn_true();
@@ -86,27 +141,25 @@ int main(int argc, char** argv) {
     spawn_and_wait(true_request());
     spawn.push_back(ms_since(t));
 
-    t = Clock::now();
-    codexd::limits::GroupRequest group_request{"bench", std::to_string(i), {}, {}};
-    group_request.session.pids_max = 4096;
-    group_request.session.memory_max = 1ull << 30;
-    auto group = (*manager)->create(group_request);
-    if (!group.ok()) {
-      std::fprintf(stderr, "group: %s\n", group.status().message().c_str());
-      return 1;
-    }
-    auto request = true_request();
-    (*group)->prepare(request);
-    spawn_and_wait(request);
-    group->reset();  // kill + rmdir
-    grouped.push_back(ms_since(t));
+    grouped.push_back(grouped_round(**manager, "bench"));
+    unpooled.push_back(unpooled_round(**tree, i));
+  }
+  std::vector<double> cold;
+  for (int i = 0; i < std::min(iterations, 100); ++i) {
+    (*manager)->settle();  // the previous agent's stock is made: measure only this one
+    cold.push_back(grouped_round(**manager, "cold-" + std::to_string(i)));
   }
   (*manager)->shutdown();
-  const double b = median(baseline), s = median(spawn), g = median(grouped);
+  (*tree)->remove_everything();
+  const double u = median(unpooled);
+  const double b = median(baseline), s = median(spawn), g = median(grouped), c = median(cold);
   std::printf("%d rounds, medians:\n", iterations);
   std::printf("  posix_spawn + wait            %8.3f ms   1.00x\n", b);
   std::printf("  spawn_process + wait          %8.3f ms   %.2fx\n", s, s / b);
-  std::printf("  + cgroup create/attach/remove %8.3f ms   %.2fx   (+%.3f ms per command over spawn_process)\n", g,
+  std::printf("  + cgroup (from the stock)     %8.3f ms   %.2fx   (+%.3f ms per command over spawn_process)\n", g,
               g / b, g - s);
+  std::printf("  + cgroup unpooled (before)    %8.3f ms   %.2fx   (+%.3f ms)\n", u, u / b, u - s);
+  std::printf("  + cgroup made now (1st cmd)   %8.3f ms   %.2fx   (+%.3f ms; %zu rounds)\n", c, c / b, c - s,
+              cold.size());
   return 0;
 }

@@ -146,32 +146,32 @@ Status CgroupTree::make_dir(size_t hierarchy, const std::string& dir, bool& crea
   return Status::Ok();
 }
 
-Result<GroupDirs> CgroupTree::create(const std::string& agent, const std::string& name,
-                                     const ResourceLimits& agent_budget, const ResourceLimits& session) {
-  sweep();
-  const std::string agent_part = "/sessions/" + escape_component(agent);
-  GroupDirs agent_dirs, dirs;
+Result<GroupDirs> CgroupTree::ensure_agent(const std::string& agent, const ResourceLimits& budget, bool rewrite) {
+  GroupDirs agent_dirs;
+  bool created_any = false;
   for (size_t i = 0; i < bases_.size(); ++i) {
-    agent_dirs.push_back(bases_[i] + agent_part);
-    dirs.push_back(agent_dirs.back() + "/" + escape_component(name));
-  }
-  bool agent_created = false;
-  for (size_t i = 0; i < bases_.size(); ++i) {
+    agent_dirs.push_back(bases_[i] + "/sessions/" + escape_component(agent));
     bool created = false;
     CODEXD_RETURN_IF_ERROR(make_dir(i, agent_dirs[i], created));
-    agent_created = agent_created || created;
+    created_any = created_any || created;
   }
-  if (agent_created) CODEXD_RETURN_IF_ERROR(apply_limits(layout_, agent_dirs, agent_budget));
-  for (size_t i = 0; i < bases_.size(); ++i) {
-    // A leaf never gets controllers of its own: processes live only there.
+  if (created_any || rewrite) CODEXD_RETURN_IF_ERROR(apply_limits(layout_, agent_dirs, budget));
+  return agent_dirs;
+}
+
+Result<GroupDirs> CgroupTree::create_leaf(const GroupDirs& agent_dirs, const std::string& leaf,
+                                          const ResourceLimits& session) {
+  GroupDirs dirs;
+  for (const auto& agent_dir : agent_dirs) dirs.push_back(agent_dir + "/" + escape_component(leaf));
+  for (size_t i = 0; i < dirs.size(); ++i) {
     if (::mkdir(dirs[i].c_str(), 0755) != 0) {
       Status st = ErrnoStatus("mkdir " + dirs[i], errno);
-      remove(dirs);
+      try_remove(GroupDirs(dirs.begin(), dirs.begin() + static_cast<std::ptrdiff_t>(i)), false);
       return st;
     }
   }
   if (Status st = apply_limits(layout_, dirs, session); !st.ok()) {
-    remove(dirs);
+    try_remove(dirs, false);
     return st;
   }
   return dirs;
@@ -201,16 +201,21 @@ void CgroupTree::kill(const GroupDirs& dirs) const {
 
 void CgroupTree::remove(const GroupDirs& dirs) {
   kill(dirs);
+  if (!try_remove(dirs, true)) {
+    std::lock_guard lock(graveyard_mutex_);
+    graveyard_.push_back(dirs);  // its dying processes still hold it: retried later
+  }
+}
+
+bool CgroupTree::try_remove(const GroupDirs& dirs, bool with_agent) {
   bool all_gone = true;
   for (const auto& dir : dirs) {
     if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) all_gone = false;
   }
-  if (!all_gone) {
-    std::lock_guard lock(graveyard_mutex_);
-    graveyard_.push_back(dirs);  // its dying processes still hold it: retried later
-    return;
+  if (all_gone && with_agent) {
+    for (const auto& dir : dirs) ::rmdir(parent_of(dir).c_str());  // fails while it has other groups
   }
-  for (const auto& dir : dirs) ::rmdir(parent_of(dir).c_str());  // the agent's, when it was the last
+  return all_gone;
 }
 
 void CgroupTree::sweep() {

@@ -25,14 +25,24 @@ class CgroupTree {
   static Result<std::shared_ptr<CgroupTree>> open(Layout layout, const std::string& instance,
                                                   std::vector<std::string>& warnings);
 
-  Result<GroupDirs> create(const std::string& agent, const std::string& name, const ResourceLimits& agent_budget,
-                           const ResourceLimits& session);
+  // The agent's directory in each hierarchy, made where missing; `budget` is written when the
+  // directory is new or `rewrite` is set (the agent's budget changed).
+  Result<GroupDirs> ensure_agent(const std::string& agent, const ResourceLimits& budget, bool rewrite);
+  // A new leaf `leaf` under the agent's directories with `session` written; nothing is left
+  // behind on failure. A leaf never gets controllers of its own: processes live only there.
+  Result<GroupDirs> create_leaf(const GroupDirs& agent_dirs, const std::string& leaf, const ResourceLimits& session);
   // SIGKILL to every process of the group, wherever it moved in the process tree.
   void kill(const GroupDirs& dirs) const;
   // `signal` to every process of the group.
   void signal(const GroupDirs& dirs, int signal) const;
-  // Kill, then remove the group (and its agent's directory when that is empty).
+  // Kill, then remove the group (and its agent's directory when that is empty); a group that
+  // dying processes still hold goes to the graveyard, retried by sweep().
   void remove(const GroupDirs& dirs);
+  // rmdir in every hierarchy, nothing else; false while a dying process still holds it.
+  // `with_agent`: also the agent's directory, when this was its last group.
+  bool try_remove(const GroupDirs& dirs, bool with_agent);
+  // Retries the graveyard.
+  void sweep();
   // Shutdown: kill and remove every group, waiting a little for dying processes.
   void remove_everything();
 
@@ -44,7 +54,6 @@ class CgroupTree {
   CgroupTree(Layout layout, std::vector<std::string> bases) : layout_(std::move(layout)), bases_(std::move(bases)) {}
   Status enable_v2_controllers(const std::string& dir) const;
   Status make_dir(size_t hierarchy, const std::string& dir, bool& created) const;
-  void sweep();
 
   Layout layout_;
   std::vector<std::string> bases_;  // <own>/codexd-<instance> per hierarchy
