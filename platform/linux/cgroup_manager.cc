@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "base/unique_fd.h"
+#include "platform/linux/cgroup_delegation.h"
 #include "platform/linux/cgroup_files.h"
 #include "platform/linux/cgroup_limits.h"
 #include "platform/linux/cgroup_pool.h"
@@ -97,18 +98,38 @@ class CgroupManager : public LimitsManager {
   std::optional<int> child_oom_score_;
 };
 
+// User mode: the daemon in a transient scope of the user's systemd with Delegate=yes, when
+// asked to or when its own cgroup is not writable. Returns the layout to use.
+Result<Layout> user_scope(const CgroupOptions& options, Layout layout) {
+  using Scope = CgroupOptions::SystemdScope;
+  if (options.systemd_scope == Scope::kNever || layout.v2 < 0) return layout;
+  const std::string& own = layout.hierarchies[layout.v2].own_dir;
+  if (delegated_by_systemd(own)) return layout;  // already in one (a restart inside it)
+  if (options.systemd_scope == Scope::kIfNotWritable && ::access(own.c_str(), W_OK) == 0) return layout;
+  const std::string unit = escape_component(options.instance) + "-" + std::to_string(::getpid()) + ".scope";
+  if (Status st = move_into_delegated_scope(unit, options.systemd_timeout_ms); !st.ok()) {
+    return Unavailable("user mode: no delegated cgroup from systemd for " + unit + " (" + st.message() +
+                       "); the daemon's own cgroup " + own +
+                       (options.systemd_scope == Scope::kAlways ? " is not used (limits.systemd_scope = \"always\")"
+                                                                 : " is not writable"));
+  }
+  return discover_layout();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<LimitsManager>> create_cgroup_manager(const CgroupOptions& options) {
-  CODEXD_ASSIGN_OR_RETURN(Layout layout, discover_layout());
+  CODEXD_ASSIGN_OR_RETURN(Layout found, discover_layout());
+  CODEXD_ASSIGN_OR_RETURN(Layout layout, user_scope(options, std::move(found)));
   MechanismStatus status;
-  CODEXD_ASSIGN_OR_RETURN(auto tree, CgroupTree::open(std::move(layout), options.instance, status.warnings));
+  CODEXD_ASSIGN_OR_RETURN(auto tree, CgroupTree::open(std::move(layout), options.instance, status.warnings,
+                                                      options.daemon_memory_min));
   const Layout& used = tree->layout();
   if (used.memory < 0 && used.pids < 0) {
     return Unavailable("neither the memory nor the pids controller is usable (" + describe(used) + ")");
   }
   status.mechanism = mechanism_of(used);
-  status.reason = describe(used);
+  status.reason = describe(used) + (tree->delegation().empty() ? "" : "; " + tree->delegation());
   status.controllers = controller_list(used);
   status.root = tree->root();
   status.whole_tree_kill = true;

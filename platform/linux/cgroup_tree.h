@@ -22,8 +22,12 @@ class CgroupTree {
  public:
   // `instance` tells this daemon's tree from another's on the same machine. Warnings (a
   // controller that cannot be enabled) are appended to `warnings`.
+  // Where systemd delegated the daemon's v2 cgroup (Delegate=yes), the daemon moves into its
+  // daemon/ leaf (memory.min `daemon_memory_min`) and the tree is that cgroup itself
+  // (cgroup_delegation.h); elsewhere it is <own>/codexd-<instance>.
   static Result<std::shared_ptr<CgroupTree>> open(Layout layout, const std::string& instance,
-                                                  std::vector<std::string>& warnings);
+                                                  std::vector<std::string>& warnings,
+                                                  uint64_t daemon_memory_min = uint64_t{64} << 20);
 
   // The agent's directory in each hierarchy, made where missing; `budget` is written when the
   // directory is new or `rewrite` is set (the agent's budget changed).
@@ -49,6 +53,8 @@ class CgroupTree {
   const Layout& layout() const { return layout_; }
   const std::vector<std::string>& bases() const { return bases_; }
   std::string root() const;
+  // How the daemon got its subtree, for the status: "delegated by systemd ...", or why not.
+  const std::string& delegation() const { return delegation_; }
 
  private:
   CgroupTree(Layout layout, std::vector<std::string> bases) : layout_(std::move(layout)), bases_(std::move(bases)) {}
@@ -56,7 +62,8 @@ class CgroupTree {
   Status make_dir(size_t hierarchy, const std::string& dir, bool& created) const;
 
   Layout layout_;
-  std::vector<std::string> bases_;  // <own>/codexd-<instance> per hierarchy
+  std::vector<std::string> bases_;  // <own>/codexd-<instance> (or the delegated cgroup) per hierarchy
+  std::string delegation_;
   // Removed, but not yet empty. A group may be destroyed on whichever thread drops the last
   // reference to its session, hence the lock.
   std::mutex graveyard_mutex_;
