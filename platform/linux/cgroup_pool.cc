@@ -1,6 +1,7 @@
 #include "platform/linux/cgroup_pool.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,8 @@ namespace {
 
 // How often a group that dying processes still hold is tried again.
 constexpr auto kRetryHeld = std::chrono::milliseconds(50);
+// The worker's nice value (per thread on Linux).
+constexpr int kWorkerNice = 10;
 // settle() waits at most this long.
 constexpr auto kSettleLimit = std::chrono::seconds(5);
 
@@ -105,7 +108,7 @@ Result<ReadyGroup> GroupPool::make_group(const std::string& agent, const Resourc
 }
 
 void GroupPool::release(const std::string& agent, GroupDirs dirs) {
-  tree_->kill(dirs);
+  if (tree_->populated(dirs)) tree_->kill(dirs);
   std::unique_lock lock(mutex_);
   if (stopping_) {
     lock.unlock();
@@ -117,6 +120,8 @@ void GroupPool::release(const std::string& agent, GroupDirs dirs) {
 }
 
 void GroupPool::run() {
+  // Below the threads that spawn commands: its mkdir/rmdir can wait, a command's spawn cannot.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kWorkerNice);
   std::unique_lock lock(mutex_);
   auto next_retry = std::chrono::steady_clock::now();
   while (!stopping_) {

@@ -231,6 +231,14 @@ Result<GroupDirs> CgroupTree::create_leaf(const GroupDirs& agent_dirs, const std
   return dirs;
 }
 
+bool CgroupTree::populated(const GroupDirs& dirs) const {
+  if (layout_.v2 >= 0) {
+    auto events = read_small_file(dirs[layout_.v2] + "/cgroup.events");
+    if (events) return keyed_value(*events, "populated").value_or(1) != 0;
+  }
+  return !read_pids(dirs[0] + "/cgroup.procs").empty();
+}
+
 void CgroupTree::signal(const GroupDirs& dirs, int sig) const {
   for (int pid : read_pids(dirs[0] + "/cgroup.procs")) ::kill(pid, sig);
 }

@@ -37,6 +37,8 @@ class CgroupTree {
   Result<GroupDirs> create_leaf(const GroupDirs& agent_dirs, const std::string& leaf, const ResourceLimits& session);
   // SIGKILL to every process of the group, wherever it moved in the process tree.
   void kill(const GroupDirs& dirs) const;
+  // Whether a process is left in the group (v2 cgroup.events; without v2: cgroup.procs).
+  bool populated(const GroupDirs& dirs) const;
   // `signal` to every process of the group.
   void signal(const GroupDirs& dirs, int signal) const;
   // Kill, then remove the group (and its agent's directory when that is empty); a group that
