@@ -191,7 +191,7 @@ TEST_F(LimitsTest, StragglersDieWhenTheMainProcessExits) {
 TEST_F(LimitsTest, RequestAboveTheAgentBudgetIsRefused) {
   start("[agents.\"small\"]\npids_max = 100\n", false);
   if (IsSkipped()) return;
-  auto request = shell_request(*daemon_, "echo hi", 1000);
+  auto request = shell_request(*daemon_, "echo hi", 30'000);
   request.mutable_limits()->set_pids_max(500);
   grpc::ClientContext context;
   TestDaemon::label(context, "small");
