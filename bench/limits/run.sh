@@ -2,9 +2,10 @@
 # bench/limits/run.sh BUILD_DIR [ITERATIONS]
 #
 # What a command's cgroup adds to its spawn, on this machine's cgroup layout (v2, hybrid or
-# v1): medians and ratios of posix_spawn, codexd's spawn_process, and spawn_process inside a
-# freshly created cgroup (limits written, joined before exec, removed after). Needs root or a
-# delegated cgroup. Asserts nothing.
+# v1): medians and ratios of posix_spawn, codexd's spawn_process, and spawn_process in a
+# group taken from the agent's stock (cgroup_pool.h), in one made on the spot as before the
+# stock ("unpooled"), and in an agent's first one. Needs root or a delegated cgroup. Asserts
+# nothing.
 set -euo pipefail
 BUILD_DIR=${1:?usage: bench/limits/run.sh BUILD_DIR [ITERATIONS]}
 ITERATIONS=${2:-300}

@@ -447,6 +447,13 @@ void read_limits(TableReader& r, Config& c) {
   read_limit_keys(r, "", c.limits.session);
   read_optional(r, "cpu_seconds", c.limits.session.cpu_seconds, 1'000'000'000);
   read_limit_keys(r, "agent_", c.limits.agent);
+  r.read_choice<LimitsSection::SystemdScope>("systemd_scope", c.limits.systemd_scope,
+                                             {{"auto", LimitsSection::SystemdScope::kAuto},
+                                              {"always", LimitsSection::SystemdScope::kAlways},
+                                              {"never", LimitsSection::SystemdScope::kNever}});
+  std::optional<uint64_t> floor = c.limits.daemon_memory_min;
+  read_bytes(r, "daemon_memory_min", floor);
+  c.limits.daemon_memory_min = floor.value_or(0);
 }
 
 // [agents."<x-codexd-agent-id>"]: one table per agent label.

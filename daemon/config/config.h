@@ -99,6 +99,12 @@ struct LimitsSection {
   LimitsMechanism mechanism = LimitsMechanism::kAuto;
   limits::ResourceLimits session;  // each command's own (pids_max, memory_max, ...)
   limits::ResourceLimits agent;    // each agent's budget, shared by its commands (agent_*)
+  // The memory floor (cgroup v2 memory.min) of the daemon's own leaf where it has one.
+  uint64_t daemon_memory_min = uint64_t{64} << 20;
+  // User mode: when to ask the user's systemd for a delegated scope (auto: where the daemon's
+  // own cgroup is not writable).
+  enum class SystemdScope { kAuto, kAlways, kNever };
+  SystemdScope systemd_scope = SystemdScope::kAuto;
 };
 
 struct AgentOverride {

@@ -143,9 +143,16 @@ std::string limits_instance(const std::string& socket_path) {
 }
 
 Result<std::unique_ptr<limits::LimitsManager>> open_limits(const config::LimitsSection& section,
-                                                           const std::string& socket_path) {
+                                                           const std::string& socket_path, bool system_mode) {
   limits::LimitsOptions options;
   options.instance = limits_instance(socket_path);
+  options.daemon_memory_min = section.daemon_memory_min;
+  using Scope = limits::LimitsOptions::SystemdScope;
+  switch (system_mode ? config::LimitsSection::SystemdScope::kNever : section.systemd_scope) {
+    case config::LimitsSection::SystemdScope::kAuto: options.systemd_scope = Scope::kIfNotWritable; break;
+    case config::LimitsSection::SystemdScope::kAlways: options.systemd_scope = Scope::kAlways; break;
+    case config::LimitsSection::SystemdScope::kNever: options.systemd_scope = Scope::kNever; break;
+  }
   switch (section.mechanism) {
     case config::LimitsMechanism::kAuto: options.preference = limits::MechanismPreference::kAuto; break;
     case config::LimitsMechanism::kCgroup: options.preference = limits::MechanismPreference::kCgroup; break;
@@ -504,7 +511,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   CODEXD_ASSIGN_OR_RETURN(Listener listener, open_listener(d.config, d.options.inherited_listen_fd));
   d.socket_path = listener.socket_path;
   d.owns_socket_file = listener.owns_socket_file;
-  CODEXD_ASSIGN_OR_RETURN(d.limits, open_limits(d.config.limits, d.socket_path));
+  CODEXD_ASSIGN_OR_RETURN(d.limits, open_limits(d.config.limits, d.socket_path, is_system_mode(d.config)));
   d.build_core();
   d.start_core_thread();
   d.build_services();

@@ -17,6 +17,8 @@ Result<std::unique_ptr<LimitsManager>> create_limits_manager(const LimitsOptions
 #if defined(__linux__)
   cgroups::CgroupOptions cgroup_options;
   cgroup_options.instance = options.instance;
+  cgroup_options.daemon_memory_min = options.daemon_memory_min;
+  cgroup_options.systemd_scope = static_cast<cgroups::CgroupOptions::SystemdScope>(options.systemd_scope);
   auto manager = cgroups::create_cgroup_manager(cgroup_options);
   if (manager.ok()) return manager;
   if (options.preference == MechanismPreference::kCgroup) {

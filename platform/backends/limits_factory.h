@@ -20,6 +20,11 @@ enum class MechanismPreference {
 struct LimitsOptions {
   MechanismPreference preference = MechanismPreference::kAuto;
   std::string instance = "codexd";  // the daemon's cgroup tree name
+  uint64_t daemon_memory_min = uint64_t{64} << 20;  // memory.min of the daemon's own leaf
+  // User mode: ask the user's systemd for a delegated scope holding the daemon (Linux,
+  // cgroup_delegation.h), else fall back to rlimits with the reason.
+  enum class SystemdScope { kNever, kIfNotWritable, kAlways };
+  SystemdScope systemd_scope = SystemdScope::kNever;
 };
 
 Result<std::unique_ptr<LimitsManager>> create_limits_manager(const LimitsOptions& options);

@@ -28,6 +28,8 @@ struct ResourceLimits {
   std::optional<uint32_t> cpu_max_percent;  // cap in percent of one CPU (200 = two cores)
   std::optional<uint32_t> io_weight;        // 1..10000 (v2 io controller only)
   std::optional<uint64_t> cpu_seconds;      // rlimit mechanism only: RLIMIT_CPU
+
+  bool operator==(const ResourceLimits&) const = default;
 };
 
 // What the command used. `known` false: the mechanism cannot measure (rlimits).
@@ -106,6 +108,9 @@ class LimitsManager {
   virtual const MechanismStatus& status() const = 0;
   // Shutdown: kill every group's processes and remove what can be removed.
   virtual void shutdown() {}
+  // Waits until the groups destroyed so far are removed (where the mechanism removes them off
+  // the caller's thread) and any prepared groups are ready. For tests and benchmarks.
+  virtual void settle() {}
 };
 
 // No limits at all: groups only know the process group (mechanism "none").

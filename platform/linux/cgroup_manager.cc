@@ -4,24 +4,30 @@
 #include <unistd.h>
 
 #include "base/unique_fd.h"
+#include "platform/linux/cgroup_delegation.h"
 #include "platform/linux/cgroup_files.h"
 #include "platform/linux/cgroup_limits.h"
+#include "platform/linux/cgroup_pool.h"
 #include "platform/linux/cgroup_tree.h"
 
 namespace codexd::limits::cgroups {
 namespace {
 
-// One command's cgroup; destroying it kills what is left and removes the directories.
+// One command's cgroup; destroying it kills what is left, and the pool removes the directories.
 class CgroupGroup : public ResourceGroup {
  public:
-  CgroupGroup(std::shared_ptr<CgroupTree> tree, GroupDirs dirs, std::vector<UniqueFd> procs, ResourceLimits effective,
+  CgroupGroup(std::shared_ptr<GroupPool> pool, std::string agent, ReadyGroup group, ResourceLimits effective,
               std::optional<int> child_oom_score)
-      : tree_(std::move(tree)),
-        dirs_(std::move(dirs)),
-        procs_(std::move(procs)),
+      : pool_(std::move(pool)),
+        agent_(std::move(agent)),
+        dirs_(std::move(group.dirs)),
+        procs_(std::move(group.procs)),
         effective_(effective),
         child_oom_score_(child_oom_score) {}
-  ~CgroupGroup() override { tree_->remove(dirs_); }
+  ~CgroupGroup() override {
+    procs_.clear();
+    pool_->release(agent_, std::move(dirs_));
+  }
 
   void prepare(posix::SpawnRequest& request) const override {
     for (const auto& fd : procs_) request.join_fds.push_back(fd.get());
@@ -29,19 +35,20 @@ class CgroupGroup : public ResourceGroup {
   }
   void started(pid_t) override { procs_.clear(); }  // joined: the child had its copies
   Status signal_all(int signal) override {
-    tree_->signal(dirs_, signal);
+    pool_->tree().signal(dirs_, signal);
     return Status::Ok();
   }
   Status kill_all() override {
-    tree_->kill(dirs_);
+    pool_->tree().kill(dirs_);
     return Status::Ok();
   }
-  ResourceUsage usage() const override { return read_usage(tree_->layout(), dirs_); }
-  LimitHit limit_hit() const override { return read_limit_hit(tree_->layout(), dirs_); }
+  ResourceUsage usage() const override { return read_usage(pool_->tree().layout(), dirs_); }
+  LimitHit limit_hit() const override { return read_limit_hit(pool_->tree().layout(), dirs_); }
   const ResourceLimits& effective() const override { return effective_; }
 
  private:
-  std::shared_ptr<CgroupTree> tree_;
+  std::shared_ptr<GroupPool> pool_;
+  std::string agent_;
   GroupDirs dirs_;
   std::vector<UniqueFd> procs_;
   ResourceLimits effective_;
@@ -69,43 +76,60 @@ class CgroupManager : public LimitsManager {
   CgroupManager(std::shared_ptr<CgroupTree> tree, MechanismStatus status, std::optional<int> child_oom_score)
       : tree_(std::move(tree)), status_(std::move(status)), child_oom_score_(child_oom_score) {}
 
+  ~CgroupManager() override { pool_->stop(); }
+
   Result<std::unique_ptr<ResourceGroup>> create(const GroupRequest& request) override {
-    CODEXD_ASSIGN_OR_RETURN(GroupDirs dirs, tree_->create(request.agent, request.name, request.agent_budget, request.session));
-    std::vector<UniqueFd> procs;
-    for (const auto& dir : dirs) {
-      UniqueFd fd(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-      if (!fd) {
-        Status st = ErrnoStatus("open " + dir + "/cgroup.procs", errno);
-        tree_->remove(dirs);
-        return st;
-      }
-      procs.push_back(std::move(fd));
-    }
+    CODEXD_ASSIGN_OR_RETURN(ReadyGroup group, pool_->take(request.agent, request.agent_budget, request.session));
     ResourceLimits effective = tighter(request.session, request.agent_budget);
     return std::unique_ptr<ResourceGroup>(
-        new CgroupGroup(tree_, std::move(dirs), std::move(procs), effective, child_oom_score_));
+        new CgroupGroup(pool_, request.agent, std::move(group), effective, child_oom_score_));
   }
   const MechanismStatus& status() const override { return status_; }
-  void shutdown() override { tree_->remove_everything(); }
+  void shutdown() override {
+    pool_->stop();
+    tree_->remove_everything();
+  }
+  void settle() override { pool_->settle(); }
 
  private:
   std::shared_ptr<CgroupTree> tree_;
+  std::shared_ptr<GroupPool> pool_ = std::make_shared<GroupPool>(tree_, PoolOptions{});
   MechanismStatus status_;
   std::optional<int> child_oom_score_;
 };
 
+// User mode: the daemon in a transient scope of the user's systemd with Delegate=yes, when
+// asked to or when its own cgroup is not writable. Returns the layout to use.
+Result<Layout> user_scope(const CgroupOptions& options, Layout layout) {
+  using Scope = CgroupOptions::SystemdScope;
+  if (options.systemd_scope == Scope::kNever || layout.v2 < 0) return layout;
+  const std::string& own = layout.hierarchies[layout.v2].own_dir;
+  if (delegated_by_systemd(own)) return layout;  // already in one (a restart inside it)
+  if (options.systemd_scope == Scope::kIfNotWritable && ::access(own.c_str(), W_OK) == 0) return layout;
+  const std::string unit = escape_component(options.instance) + "-" + std::to_string(::getpid()) + ".scope";
+  if (Status st = move_into_delegated_scope(unit, options.systemd_timeout_ms); !st.ok()) {
+    return Unavailable("user mode: no delegated cgroup from systemd for " + unit + " (" + st.message() +
+                       "); the daemon's own cgroup " + own +
+                       (options.systemd_scope == Scope::kAlways ? " is not used (limits.systemd_scope = \"always\")"
+                                                                 : " is not writable"));
+  }
+  return discover_layout();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<LimitsManager>> create_cgroup_manager(const CgroupOptions& options) {
-  CODEXD_ASSIGN_OR_RETURN(Layout layout, discover_layout());
+  CODEXD_ASSIGN_OR_RETURN(Layout found, discover_layout());
+  CODEXD_ASSIGN_OR_RETURN(Layout layout, user_scope(options, std::move(found)));
   MechanismStatus status;
-  CODEXD_ASSIGN_OR_RETURN(auto tree, CgroupTree::open(std::move(layout), options.instance, status.warnings));
+  CODEXD_ASSIGN_OR_RETURN(auto tree, CgroupTree::open(std::move(layout), options.instance, status.warnings,
+                                                      options.daemon_memory_min));
   const Layout& used = tree->layout();
   if (used.memory < 0 && used.pids < 0) {
     return Unavailable("neither the memory nor the pids controller is usable (" + describe(used) + ")");
   }
   status.mechanism = mechanism_of(used);
-  status.reason = describe(used);
+  status.reason = describe(used) + (tree->delegation().empty() ? "" : "; " + tree->delegation());
   status.controllers = controller_list(used);
   status.root = tree->root();
   status.whole_tree_kill = true;

@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "base/unique_fd.h"
+#include "platform/linux/cgroup_delegation.h"
 #include "platform/linux/cgroup_files.h"
 #include "platform/linux/cgroup_limits.h"
 
@@ -39,7 +40,7 @@ Status enable_in(const std::string& dir, const std::vector<std::string>& control
 
 // Pure v2's no-internal-processes rule: a cgroup with processes cannot give controllers to its
 // children. When the daemon is alone in its cgroup, it moves into a leaf of its own first.
-Status prepare_v2_own(const Hierarchy& h, const std::string& instance) {
+Status prepare_v2_own(const Hierarchy& h, const std::string& instance, uint64_t memory_min) {
   if (enable_in(h.own_dir, h.controllers).ok()) return Status::Ok();
   auto pids = read_pids(h.own_dir + "/cgroup.procs");
   if (pids.size() != 1 || pids[0] != ::getpid()) {
@@ -49,9 +50,20 @@ Status prepare_v2_own(const Hierarchy& h, const std::string& instance) {
   std::string leaf = h.own_dir + "/" + instance + "-daemon";
   if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus("mkdir " + leaf, errno);
   CODEXD_RETURN_IF_ERROR(write_small_file(leaf + "/cgroup.procs", std::to_string(::getpid())));
-  // The daemon's memory floor, so that it survives when a session does not.
-  write_small_file(leaf + "/memory.min", std::to_string(64u << 20)).ok();
-  return enable_in(h.own_dir, h.controllers);
+  CODEXD_RETURN_IF_ERROR(enable_in(h.own_dir, h.controllers));
+  set_memory_floor(leaf, memory_min);  // so that the daemon survives when a session does not
+  return Status::Ok();
+}
+
+// Without the v2 controllers: the layout falls back to what v1 offers.
+void drop_v2_controllers(Layout& layout) {
+  for (const auto& c : layout.hierarchies[layout.v2].controllers) {
+    if (c == "pids") layout.pids = -1;
+    if (c == "memory") layout.memory = -1;
+    if (c == "cpu") layout.cpu = -1;
+    if (c == "io") layout.io = -1;
+  }
+  layout.hierarchies[layout.v2].controllers.clear();
 }
 
 // Every session directory under <base>/sessions/<agent>/, then the agent directories.
@@ -82,6 +94,46 @@ void wait_unpopulated(const std::string& dir, std::chrono::steady_clock::time_po
   }
 }
 
+// The v2 cgroup systemd delegated to the daemon (Delegate=yes): its own, or the parent of the
+// daemon/ leaf it moved into before (a re-exec inside the same unit).
+std::optional<std::string> delegated_dir(const Hierarchy& h) {
+  if (delegated_by_systemd(h.own_dir)) return h.own_dir;
+  if (fs::path(h.own_dir).filename() == "daemon" && delegated_by_systemd(parent_of(h.own_dir))) {
+    return parent_of(h.own_dir);
+  }
+  return std::nullopt;
+}
+
+// In a delegated cgroup the daemon moves into <dir>/daemon and its sessions go to
+// <dir>/sessions: the whole subtree is the unit's, no codexd-<instance> level is needed.
+// Returns the base for the sessions, "" where there is no delegation (`why` says so).
+std::string use_delegation(Layout& layout, uint64_t memory_min, std::string& why, std::vector<std::string>& warnings) {
+  Hierarchy& h = layout.hierarchies[layout.v2];
+  auto dir = delegated_dir(h);
+  if (!dir) {
+    why = "not delegated by systemd (no trusted.delegate/user.delegate on " + h.own_dir +
+          "; run as a unit with Delegate=yes for a subtree of its own)";
+    return "";
+  }
+  auto leaf = enter_daemon_leaf(*dir);
+  if (!leaf.ok()) {
+    warnings.push_back("systemd delegated " + *dir + ", but the daemon cannot move into its leaf: " + leaf.status().message());
+    why = "delegated, but unusable";
+    return "";
+  }
+  h.own_dir = *dir;
+  if (!h.controllers.empty()) {
+    if (Status st = enable_in(*dir, h.controllers); !st.ok()) {
+      warnings.push_back(st.message() + ": v2 controllers are not used");
+      drop_v2_controllers(layout);
+    }
+  }
+  std::string floor = set_memory_floor(*leaf, memory_min);
+  why = "delegated by systemd (Delegate=yes): the daemon in " + *leaf + (floor.empty() ? "" : " (" + floor + ")") +
+        ", sessions in " + *dir + "/sessions";
+  return *dir;
+}
+
 }  // namespace
 
 std::string escape_component(const std::string& name) {
@@ -99,23 +151,25 @@ std::string escape_component(const std::string& name) {
 }
 
 Result<std::shared_ptr<CgroupTree>> CgroupTree::open(Layout layout, const std::string& instance,
-                                                     std::vector<std::string>& warnings) {
+                                                     std::vector<std::string>& warnings, uint64_t daemon_memory_min) {
   const std::string name = escape_component(instance);
-  if (layout.v2 >= 0 && !layout.hierarchies[layout.v2].controllers.empty()) {
-    if (Status st = prepare_v2_own(layout.hierarchies[layout.v2], name); !st.ok()) {
+  std::string delegated_base, delegation;
+  if (layout.v2 >= 0) {
+    delegated_base = use_delegation(layout, daemon_memory_min, delegation, warnings);
+  }
+  if (delegated_base.empty() && layout.v2 >= 0 && !layout.hierarchies[layout.v2].controllers.empty()) {
+    if (Status st = prepare_v2_own(layout.hierarchies[layout.v2], name, daemon_memory_min); !st.ok()) {
       warnings.push_back(st.message() + ": v2 controllers are not used");
-      for (const auto& c : layout.hierarchies[layout.v2].controllers) {
-        if (c == "pids") layout.pids = -1;
-        if (c == "memory") layout.memory = -1;
-        if (c == "cpu") layout.cpu = -1;
-        if (c == "io") layout.io = -1;
-      }
-      layout.hierarchies[layout.v2].controllers.clear();
+      drop_v2_controllers(layout);
     }
   }
   std::vector<std::string> bases;
-  for (const auto& h : layout.hierarchies) bases.push_back(h.own_dir + "/" + name);
+  for (size_t i = 0; i < layout.hierarchies.size(); ++i) {
+    const bool delegated = static_cast<int>(i) == layout.v2 && !delegated_base.empty();
+    bases.push_back(delegated ? delegated_base : layout.hierarchies[i].own_dir + "/" + name);
+  }
   std::shared_ptr<CgroupTree> tree(new CgroupTree(std::move(layout), std::move(bases)));
+  tree->delegation_ = std::move(delegation);
   for (size_t i = 0; i < tree->bases_.size(); ++i) {
     bool created = false;
     CODEXD_RETURN_IF_ERROR(tree->make_dir(i, tree->bases_[i], created));
@@ -146,35 +200,43 @@ Status CgroupTree::make_dir(size_t hierarchy, const std::string& dir, bool& crea
   return Status::Ok();
 }
 
-Result<GroupDirs> CgroupTree::create(const std::string& agent, const std::string& name,
-                                     const ResourceLimits& agent_budget, const ResourceLimits& session) {
-  sweep();
-  const std::string agent_part = "/sessions/" + escape_component(agent);
-  GroupDirs agent_dirs, dirs;
+Result<GroupDirs> CgroupTree::ensure_agent(const std::string& agent, const ResourceLimits& budget, bool rewrite) {
+  GroupDirs agent_dirs;
+  bool created_any = false;
   for (size_t i = 0; i < bases_.size(); ++i) {
-    agent_dirs.push_back(bases_[i] + agent_part);
-    dirs.push_back(agent_dirs.back() + "/" + escape_component(name));
-  }
-  bool agent_created = false;
-  for (size_t i = 0; i < bases_.size(); ++i) {
+    agent_dirs.push_back(bases_[i] + "/sessions/" + escape_component(agent));
     bool created = false;
     CODEXD_RETURN_IF_ERROR(make_dir(i, agent_dirs[i], created));
-    agent_created = agent_created || created;
+    created_any = created_any || created;
   }
-  if (agent_created) CODEXD_RETURN_IF_ERROR(apply_limits(layout_, agent_dirs, agent_budget));
-  for (size_t i = 0; i < bases_.size(); ++i) {
-    // A leaf never gets controllers of its own: processes live only there.
+  if (created_any || rewrite) CODEXD_RETURN_IF_ERROR(apply_limits(layout_, agent_dirs, budget));
+  return agent_dirs;
+}
+
+Result<GroupDirs> CgroupTree::create_leaf(const GroupDirs& agent_dirs, const std::string& leaf,
+                                          const ResourceLimits& session) {
+  GroupDirs dirs;
+  for (const auto& agent_dir : agent_dirs) dirs.push_back(agent_dir + "/" + escape_component(leaf));
+  for (size_t i = 0; i < dirs.size(); ++i) {
     if (::mkdir(dirs[i].c_str(), 0755) != 0) {
       Status st = ErrnoStatus("mkdir " + dirs[i], errno);
-      remove(dirs);
+      try_remove(GroupDirs(dirs.begin(), dirs.begin() + static_cast<std::ptrdiff_t>(i)), false);
       return st;
     }
   }
   if (Status st = apply_limits(layout_, dirs, session); !st.ok()) {
-    remove(dirs);
+    try_remove(dirs, false);
     return st;
   }
   return dirs;
+}
+
+bool CgroupTree::populated(const GroupDirs& dirs) const {
+  if (layout_.v2 >= 0) {
+    auto events = read_small_file(dirs[layout_.v2] + "/cgroup.events");
+    if (events) return keyed_value(*events, "populated").value_or(1) != 0;
+  }
+  return !read_pids(dirs[0] + "/cgroup.procs").empty();
 }
 
 void CgroupTree::signal(const GroupDirs& dirs, int sig) const {
@@ -201,16 +263,21 @@ void CgroupTree::kill(const GroupDirs& dirs) const {
 
 void CgroupTree::remove(const GroupDirs& dirs) {
   kill(dirs);
+  if (!try_remove(dirs, true)) {
+    std::lock_guard lock(graveyard_mutex_);
+    graveyard_.push_back(dirs);  // its dying processes still hold it: retried later
+  }
+}
+
+bool CgroupTree::try_remove(const GroupDirs& dirs, bool with_agent) {
   bool all_gone = true;
   for (const auto& dir : dirs) {
     if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) all_gone = false;
   }
-  if (!all_gone) {
-    std::lock_guard lock(graveyard_mutex_);
-    graveyard_.push_back(dirs);  // its dying processes still hold it: retried later
-    return;
+  if (all_gone && with_agent) {
+    for (const auto& dir : dirs) ::rmdir(parent_of(dir).c_str());  // fails while it has other groups
   }
-  for (const auto& dir : dirs) ::rmdir(parent_of(dir).c_str());  // the agent's, when it was the last
+  return all_gone;
 }
 
 void CgroupTree::sweep() {

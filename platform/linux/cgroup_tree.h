@@ -22,32 +22,50 @@ class CgroupTree {
  public:
   // `instance` tells this daemon's tree from another's on the same machine. Warnings (a
   // controller that cannot be enabled) are appended to `warnings`.
+  // Where systemd delegated the daemon's v2 cgroup (Delegate=yes), the daemon moves into its
+  // daemon/ leaf (memory.min `daemon_memory_min`) and the tree is that cgroup itself
+  // (cgroup_delegation.h); elsewhere it is <own>/codexd-<instance>.
   static Result<std::shared_ptr<CgroupTree>> open(Layout layout, const std::string& instance,
-                                                  std::vector<std::string>& warnings);
+                                                  std::vector<std::string>& warnings,
+                                                  uint64_t daemon_memory_min = uint64_t{64} << 20);
 
-  Result<GroupDirs> create(const std::string& agent, const std::string& name, const ResourceLimits& agent_budget,
-                           const ResourceLimits& session);
+  // The agent's directory in each hierarchy, made where missing; `budget` is written when the
+  // directory is new or `rewrite` is set (the agent's budget changed).
+  Result<GroupDirs> ensure_agent(const std::string& agent, const ResourceLimits& budget, bool rewrite);
+  // A new leaf `leaf` under the agent's directories with `session` written; nothing is left
+  // behind on failure. A leaf never gets controllers of its own: processes live only there.
+  Result<GroupDirs> create_leaf(const GroupDirs& agent_dirs, const std::string& leaf, const ResourceLimits& session);
   // SIGKILL to every process of the group, wherever it moved in the process tree.
   void kill(const GroupDirs& dirs) const;
+  // Whether a process is left in the group (v2 cgroup.events; without v2: cgroup.procs).
+  bool populated(const GroupDirs& dirs) const;
   // `signal` to every process of the group.
   void signal(const GroupDirs& dirs, int signal) const;
-  // Kill, then remove the group (and its agent's directory when that is empty).
+  // Kill, then remove the group (and its agent's directory when that is empty); a group that
+  // dying processes still hold goes to the graveyard, retried by sweep().
   void remove(const GroupDirs& dirs);
+  // rmdir in every hierarchy, nothing else; false while a dying process still holds it.
+  // `with_agent`: also the agent's directory, when this was its last group.
+  bool try_remove(const GroupDirs& dirs, bool with_agent);
+  // Retries the graveyard.
+  void sweep();
   // Shutdown: kill and remove every group, waiting a little for dying processes.
   void remove_everything();
 
   const Layout& layout() const { return layout_; }
   const std::vector<std::string>& bases() const { return bases_; }
   std::string root() const;
+  // How the daemon got its subtree, for the status: "delegated by systemd ...", or why not.
+  const std::string& delegation() const { return delegation_; }
 
  private:
   CgroupTree(Layout layout, std::vector<std::string> bases) : layout_(std::move(layout)), bases_(std::move(bases)) {}
   Status enable_v2_controllers(const std::string& dir) const;
   Status make_dir(size_t hierarchy, const std::string& dir, bool& created) const;
-  void sweep();
 
   Layout layout_;
-  std::vector<std::string> bases_;  // <own>/codexd-<instance> per hierarchy
+  std::vector<std::string> bases_;  // <own>/codexd-<instance> (or the delegated cgroup) per hierarchy
+  std::string delegation_;
   // Removed, but not yet empty. A group may be destroyed on whichever thread drops the last
   // reference to its session, hence the lock.
   std::mutex graveyard_mutex_;

@@ -266,6 +266,26 @@ TEST(LimitsConfig, BadSizesAndWeightsSayWhatIsAllowed) {
   EXPECT_THAT(m, HasSubstr("`agents.a.pids_max` must be between 0 and"));
 }
 
+// The daemon's own floor and the user-mode scope request (docs/sandbox.md "Where the tree comes
+// from").
+TEST(LimitsConfig, DaemonFloorAndSystemdScope) {
+  auto defaults = parse_config("", "c.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->limits.daemon_memory_min, 64ull << 20);
+  EXPECT_EQ(defaults->limits.systemd_scope, LimitsSection::SystemdScope::kAuto);
+  auto c = parse_config("[limits]\ndaemon_memory_min = \"32M\"\nsystemd_scope = \"always\"\n", "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->limits.daemon_memory_min, 32ull << 20);
+  EXPECT_EQ(c->limits.systemd_scope, LimitsSection::SystemdScope::kAlways);
+  auto none = parse_config("[limits]\ndaemon_memory_min = 0\nsystemd_scope = \"never\"\n", "c.toml");
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_EQ(none->limits.daemon_memory_min, 0u);
+  EXPECT_EQ(none->limits.systemd_scope, LimitsSection::SystemdScope::kNever);
+  auto bad = parse_config("[limits]\nsystemd_scope = \"yes\"\n", "c.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("`limits.systemd_scope` must be one of auto, always, never"));
+}
+
 TEST(ByteSize, UnitsPercentAndMax) {
   EXPECT_EQ(*parse_byte_size("512", 0), 512u);
   EXPECT_EQ(*parse_byte_size("4G", 0), 4ull << 30);

@@ -14,6 +14,14 @@ v1::ExecCommandRequest argv_request(const TestDaemon& daemon, std::vector<std::s
   return request;
 }
 
+v1::GetStatusResponse get_status(const std::shared_ptr<grpc::Channel>& channel) {
+  auto admin = v1::Admin::NewStub(channel);
+  grpc::ClientContext context;
+  v1::GetStatusResponse status;
+  EXPECT_TRUE(admin->GetStatus(&context, {}, &status).ok());
+  return status;
+}
+
 v1::ExecCommandRequest shell_request(const TestDaemon& daemon, const std::string& script, std::optional<uint32_t> yield_ms) {
   v1::ExecCommandRequest request;
   request.set_cmd(script);

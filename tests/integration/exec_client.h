@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "codexd/v1/admin.grpc.pb.h"
 #include "codexd/v1/exec.grpc.pb.h"
 #include "tests/support/test_daemon.h"
 
@@ -21,6 +22,9 @@ struct ExecCall {
   grpc::Status status;
   v1::ExecResult result;
 };
+
+// Admin.GetStatus over `channel` (a failed call is a test failure).
+v1::GetStatusResponse get_status(const std::shared_ptr<grpc::Channel>& channel);
 
 // argv form in the daemon's workspace, with an explicit yield (ms).
 v1::ExecCommandRequest argv_request(const TestDaemon& daemon, std::vector<std::string> argv,

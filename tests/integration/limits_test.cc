@@ -23,13 +23,7 @@ TestDaemonOptions limited(const std::string& limits_toml) {
   return options;
 }
 
-v1::GetStatusResponse status_of(const TestDaemon& daemon) {
-  auto admin = v1::Admin::NewStub(daemon.channel());
-  grpc::ClientContext context;
-  v1::GetStatusResponse status;
-  EXPECT_TRUE(admin->GetStatus(&context, {}, &status).ok());
-  return status;
-}
+v1::GetStatusResponse status_of(const TestDaemon& daemon) { return get_status(daemon.channel()); }
 
 class LimitsTest : public ::testing::Test {
  protected:

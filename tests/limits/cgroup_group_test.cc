@@ -16,7 +16,9 @@
 #include <sstream>
 
 #include "platform/linux/cgroup_files.h"
+#include "platform/linux/cgroup_limits.h"
 #include "platform/linux/cgroup_manager.h"
+#include "platform/linux/cgroup_pool.h"
 #include "platform/posix/spawn.h"
 #include "base/unique_fd.h"
 #include "tests/support/wait_exit.h"
@@ -44,6 +46,16 @@ std::string read_line(int fd) {
 bool exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
+}
+
+// The group directory of `pid` under the tree `root` (the v2 hierarchy's, or the first one's):
+// every hierarchy has the same <root>/sessions/<agent>/<leaf>.
+std::string group_dir_of(pid_t pid, const std::string& root) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/cgroup");
+  for (std::string line; std::getline(file, line);) {
+    if (auto at = line.find("/sessions/"); at != std::string::npos) return root + line.substr(at);
+  }
+  return "";
 }
 
 bool gone_or_zombie(pid_t pid) {
@@ -96,8 +108,8 @@ TEST_F(CgroupGroupTest, TheChildIsInItsGroupWithItsLimitsBeforeItRuns) {
     all += line + "\n";
   }
   EXPECT_EQ(testing::wait_exit_code(child.pid), 0);
-  // Every hierarchy codexd uses puts the child in <tree>/sessions/agent%2Fone/77.
-  EXPECT_THAT(all, ::testing::HasSubstr("/sessions/agent%2Fone/77\n"));
+  // Every hierarchy codexd uses puts the child in <tree>/sessions/agent%2Fone/g<N>.
+  EXPECT_THAT(all, ::testing::ContainsRegex("/sessions/agent%2Fone/g[0-9]+\n"));
   EXPECT_THAT(all, ::testing::Not(::testing::HasSubstr("0::/\n")));
   // pids.max of the session and of its agent.
   bool found = false;
@@ -123,6 +135,7 @@ TEST_F(CgroupGroupTest, KillReachesASetsidGrandchildAndRemovalClearsTheDirectori
   auto child = spawn_in(**group, "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $!; exec sleep 300");
   const pid_t grandchild = std::stoi(read_line(child.output.get()));
   ASSERT_FALSE(gone_or_zombie(grandchild));
+  const std::string leaf = group_dir_of(child.pid, manager_->status().root);
   ASSERT_TRUE((*group)->kill_all().ok());
   EXPECT_EQ(testing::wait_exit_code(child.pid), 128 + SIGKILL);
   // The grandchild is not ours to reap: wait until it is gone or a zombie of its new parent.
@@ -132,18 +145,21 @@ TEST_F(CgroupGroupTest, KillReachesASetsidGrandchildAndRemovalClearsTheDirectori
     ::poll(&p, 1, 10000);
   }
   EXPECT_TRUE(gone_or_zombie(grandchild)) << "setsid grandchild " << grandchild << " survived the group kill";
-  const std::string dir = manager_->status().root + "/sessions/killer";
-  ASSERT_TRUE(exists(dir + "/1"));
+  ASSERT_THAT(leaf, ::testing::HasSubstr("/sessions/killer/g"));
+  ASSERT_TRUE(exists(leaf));
   group->reset();
-  EXPECT_FALSE(exists(dir + "/1"));
-  EXPECT_FALSE(exists(dir)) << "the agent's directory goes with its last group";
+  manager_->settle();  // removal happens on the pool's worker
+  EXPECT_FALSE(exists(leaf));
+  const std::string agent_dir = manager_->status().root + "/sessions/killer";
+  manager_->shutdown();
+  EXPECT_FALSE(exists(agent_dir)) << "the agent's directory (and its stock of groups) goes at shutdown";
 }
 
 TEST_F(CgroupGroupTest, ARestartClearsWhatThePreviousRunLeft) {
   auto group = manager_->create({"left", "9", {}, {}});
   ASSERT_TRUE(group.ok());
   auto child = spawn_in(**group, "exec sleep 300");
-  const std::string dir = manager_->status().root + "/sessions/left/9";
+  const std::string dir = group_dir_of(child.pid, manager_->status().root);
   ASSERT_TRUE(exists(dir));
   // A second manager of the same instance: what a restarted daemon does first.
   CgroupOptions options;
@@ -154,6 +170,57 @@ TEST_F(CgroupGroupTest, ARestartClearsWhatThePreviousRunLeft) {
   EXPECT_EQ(testing::wait_exit_code(child.pid), 128 + SIGKILL);
   (*again)->shutdown();
   EXPECT_FALSE(exists(dir));
+}
+
+// The pool (cgroup_pool.h): after an agent's first command its next ones take a group made
+// ahead of time, and each is fresh: a directory of its own, empty, nothing measured yet, and
+// the limits of its request, also when those change.
+TEST_F(CgroupGroupTest, EachCommandGetsAFreshGroupWithItsOwnLimitsMostFromTheStock) {
+  manager_->shutdown();
+  manager_.reset();
+  std::vector<std::string> warnings;
+  auto layout = discover_layout();
+  ASSERT_TRUE(layout.ok());
+  auto tree = CgroupTree::open(*layout, "codexd-pool-test-" + std::to_string(::getpid()), warnings);
+  ASSERT_TRUE(tree.ok()) << tree.status().message();
+  GroupPool pool(*tree, PoolOptions{});
+  ResourceLimits budget, session;
+  budget.pids_max = 100;
+  session.pids_max = 32;
+  const int pids = (*tree)->layout().pids;
+  std::vector<std::string> seen;
+  for (int i = 0; i < 4; ++i) {
+    auto group = pool.take("fresh", budget, session);
+    ASSERT_TRUE(group.ok()) << group.status().message();
+    for (const auto& dir : group->dirs) {
+      EXPECT_TRUE(read_pids(dir + "/cgroup.procs").empty()) << dir;
+      EXPECT_THAT(seen, ::testing::Not(::testing::Contains(dir))) << "a group is never used twice";
+      seen.push_back(dir);
+    }
+    ResourceUsage usage = read_usage((*tree)->layout(), group->dirs);
+    EXPECT_EQ(usage.peak_memory_bytes, 0u);
+    EXPECT_EQ(usage.peak_processes, 0u);
+    if (pids >= 0) {
+      EXPECT_EQ(read_number(group->dirs[pids] + "/pids.max"), 32u);
+    }
+    pool.release("fresh", group->dirs);
+    pool.settle();
+  }
+  EXPECT_EQ(pool.counts().made_now, 1u);
+  EXPECT_EQ(pool.counts().taken_ready, 3u);
+  // Other limits: the stock made with 32 is not used.
+  session.pids_max = 16;
+  auto other = pool.take("fresh", budget, session);
+  ASSERT_TRUE(other.ok());
+  if (pids >= 0) {
+    EXPECT_EQ(read_number(other->dirs[pids] + "/pids.max"), 16u);
+  }
+  EXPECT_EQ(pool.counts().made_now, 2u);
+  pool.release("fresh", other->dirs);
+  pool.settle();
+  for (const auto& dir : seen) EXPECT_FALSE(exists(dir)) << dir;
+  pool.stop();
+  (*tree)->remove_everything();
 }
 
 }  // namespace

@@ -100,6 +100,8 @@ class Checker:
         self.expect_equal(unit, "Service", "ExecReload", "/bin/kill -HUP $MAINPID")
         self.expect_equal(unit, "Service", "Restart", "on-failure")
         self.expect_equal(unit, "Service", "NoNewPrivileges", "yes")
+        # The unit's cgroup subtree is codexd's: daemon/ leaf, sessions/<agent>/<group> beside it.
+        self.expect_equal(unit, "Service", "Delegate", "yes")
         self.expect("codexd.socket" in unit.words("Unit", "Wants"), f"{unit.path}: Wants=codexd.socket missing")
         self.expect("codexd.socket" in unit.words("Unit", "After"), f"{unit.path}: After=codexd.socket missing")
         self.expect("codexd.socket" in unit.words("Install", "Also"), f"{unit.path}: Also=codexd.socket missing")

@@ -133,8 +133,11 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
   std::vector<char*> argv = {binary.data(), const_cast<char*>("--config"), config_path.data(), nullptr};
 
   const pid_t test_pid = ::getpid();
+  const int cgroup_procs =
+      options_.start_in_cgroup.empty() ? -1 : ::open((options_.start_in_cgroup + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
   pid_ = ::fork();
   if (pid_ == 0) {
+    if (cgroup_procs >= 0 && ::write(cgroup_procs, "0", 1) != 1) _exit(126);
     int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(log, 1);
     ::dup2(log, 2);
@@ -145,6 +148,7 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
     ::execve(binary.c_str(), argv.data(), envp.data());
     _exit(127);
   }
+  if (cgroup_procs >= 0) ::close(cgroup_procs);
   ready_ = notify.wait_ready(pid_, std::chrono::seconds(30));
 }
 

@@ -26,6 +26,7 @@ struct TestDaemonOptions {
   std::string socket_mode;     // e.g. "0666" so another uid can connect
   std::string socket_dir_mode; // e.g. "0755"
   std::vector<std::string> env;  // extra NAME=VALUE for the daemon process
+  std::string start_in_cgroup;   // a cgroup directory the daemon process joins before its exec
 };
 
 struct ProcessResult {
