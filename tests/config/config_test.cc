@@ -132,6 +132,23 @@ listen = "unix:relative.sock"
   EXPECT_LT(m.find("c.toml:7:"), m.find("c.toml:9:"));
 }
 
+// The acceptor's preface gate (daemon/server/preface_gate.h).
+TEST(Config, ThePrefaceGateKeysHaveDefaultsAndRanges) {
+  auto defaults = parse_config("", "c.toml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_EQ(defaults->daemon.preface_timeout_ms, 5000u);
+  EXPECT_EQ(defaults->daemon.waiting_connections_per_uid, 64u);
+  auto set = parse_config("[daemon]\npreface_timeout_ms = 300\nwaiting_connections_per_uid = 8\n", "c.toml");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->daemon.preface_timeout_ms, 300u);
+  EXPECT_EQ(set->daemon.waiting_connections_per_uid, 8u);
+  auto bad = parse_config("[daemon]\npreface_timeout_ms = 0\nwaiting_connections_per_uid = 5000\n", "c.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("c.toml:2:22: `daemon.preface_timeout_ms` must be between 100 and 60000 (got 0)"));
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("c.toml:3:31: `daemon.waiting_connections_per_uid` must be between 1 and 1024 (got 5000)"));
+}
+
 TEST(Config, AnUnknownApprovalPolicyIsAnErrorAtItsPosition) {
   const std::string valid = "must be one of untrusted, on-request, never, granular";
   auto top = parse_config("[policy]\napproval_policy = \"sometimes\"\n", "/etc/codexd/codexd.toml");
