@@ -38,6 +38,8 @@ struct Backend {
   v1::SandboxBackend proto;
 };
 
+void PrintTo(const Backend& backend, std::ostream* out) { *out << backend.expected; }
+
 Backend bwrap() { return {"backend = \"bwrap\"", "linux-bwrap", v1::SANDBOX_LINUX_BWRAP}; }
 Backend landlock() { return {"backend = \"landlock\"", "linux-landlock", v1::SANDBOX_LINUX_LANDLOCK}; }
 
