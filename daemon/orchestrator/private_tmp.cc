@@ -38,12 +38,18 @@ std::string agent_hash(const std::string& agent_id) {
 Result<std::string> trusted_base(const std::string& base, bool system_mode) {
   CODEXD_RETURN_IF_ERROR(validate_absolute_path(base, "sandbox.private_tmp_dir"));
   const std::string normal = normalize_lexically(base);
-  for (size_t at = normal.find('/', 1); at != std::string::npos; at = normal.find('/', at + 1)) {
-    ::mkdir(normal.substr(0, at).c_str(), system_mode ? 0755 : 0700);
-  }
-  if (::mkdir(normal.c_str(), system_mode ? 0755 : 0700) != 0 && errno != EEXIST) {
-    return ErrnoStatus("private /tmp base " + normal, errno);
-  }
+  // Made here: exactly 0755 (users must reach their directories below), whatever the umask.
+  const mode_t mode = system_mode ? 0755 : 0700;
+  size_t at = 0;
+  do {
+    at = normal.find('/', at + 1);
+    const std::string dir = normal.substr(0, at);  // the whole path last
+    if (::mkdir(dir.c_str(), mode) == 0) {
+      if (::chmod(dir.c_str(), mode) != 0) return ErrnoStatus("private /tmp base " + dir, errno);
+    } else if (errno != EEXIST) {
+      return ErrnoStatus("private /tmp base " + dir, errno);
+    }
+  } while (at != std::string::npos);
   if (system_mode) return posix::check_root_owned(normal, "private /tmp base");
   char real[PATH_MAX];
   if (!::realpath(normal.c_str(), real)) return ErrnoStatus("private /tmp base " + normal, errno);
