@@ -276,13 +276,19 @@ TEST_F(NetworkApprovals, RememberAppendsANetworkRuleAndTheNextRequestNeedsNoAppr
 TEST_F(NetworkApprovals, APendingApprovalIsWithdrawnWhenItsConnectionCloses) {
   Reviewer reviewer(daemon_);
   reviewer.synced();
-  // curl gives up after 2 s of its own (the command's timeout, not a wait of the test).
-  auto call = run_async(agent_, curl(ws(), origin_.url("/"), "--max-time 2"));
+  // The command kills its curl once the test, having seen the approval, writes to the FIFO.
+  const std::string fifo = ws() + "/go.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
+  v1::RunCommandRequest req = curl(ws(), origin_.url("/"));
+  req.set_argv(2, req.argv(2) + " & c=$!; read go < ./go.fifo; kill $c; wait $c; echo curl-killed");
+  auto call = run_async(agent_, req);
   v1::ApprovalRequest request = reviewer.added();
+  std::ofstream(fifo) << "go" << std::endl;
   v1::ApprovalEvent::Resolved resolved = reviewer.resolved();
   EXPECT_EQ(resolved.approval_id(), request.approval_id());
   EXPECT_EQ(resolved.resolution_source(), "requester_disconnected");
-  EXPECT_TRUE(call->wait());
+  ASSERT_TRUE(call->wait());
+  EXPECT_THAT(call->response().text(), HasSubstr("curl-killed"));
   grpc::Status late = reviewer.resolve(request.approval_id(), v1::APPROVED);
   EXPECT_EQ(late.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << late.error_message();
   EXPECT_EQ(origin_.served(), 0);
