@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "base/lexical_path.h"
+#include "daemon/orchestrator/identity.h"
 #include "platform/posix/owned_dir.h"
 #include "platform/posix/root_owned.h"
 
@@ -73,8 +74,10 @@ std::string default_private_tmp_base(bool system_mode) {
   if (system_mode) return "/var/lib/codexd/tmp";
   const char* state = std::getenv("XDG_STATE_HOME");
   if (state && state[0] == '/') return join_path(state, "codexd/tmp");
-  const char* home = std::getenv("HOME");
-  return join_path(home && home[0] == '/' ? home : "/", ".local/state/codexd/tmp");
+  // The daemon user's own home (passwd), not $HOME: a daemon started with another user's HOME
+  // must not try to keep its directories there.
+  Result<std::string> home = passwd_home(::geteuid());
+  return join_path(home.ok() && !home->empty() && (*home)[0] == '/' ? *home : "/", ".local/state/codexd/tmp");
 }
 
 PrivateTmpStore::PrivateTmpStore(boost::asio::io_context& io, boost::asio::thread_pool& blocking,

@@ -30,7 +30,7 @@ struct PrivateTmpOptions {
 };
 
 // The default base: system mode /var/lib/codexd/tmp; user mode $XDG_STATE_HOME/codexd/tmp
-// (else ~/.local/state/codexd/tmp).
+// (else ~/.local/state/codexd/tmp, ~ being the daemon user's home from the passwd database).
 std::string default_private_tmp_base(bool system_mode);
 
 // One agent's directory as status shows it.
