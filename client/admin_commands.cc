@@ -35,6 +35,21 @@ static void print_network_status(const v1::NetworkStatus& n) {
   for (const auto& w : n.warnings()) std::printf("  WARNING: %s\n", w.c_str());
 }
 
+static void print_private_tmp_status(const v1::PrivateTmpStatus& t) {
+  if (!t.enabled()) {
+    std::printf("/tmp:      host /tmp (sandbox.private_tmp = false)\n");
+    return;
+  }
+  std::printf("/tmp:      private per agent under %s, removed %us after an agent's last command\n", t.base().c_str(),
+              t.grace_ms() / 1000);
+  for (const auto& d : t.dirs()) {
+    std::string when = d.removal_in_ms() < 0 ? std::to_string(d.commands()) + " running"
+                                             : "removal in " + std::to_string(d.removal_in_ms() / 1000) + "s";
+    std::printf("  uid %u agent %s: %s (%s)\n", d.uid(), d.agent_id().empty() ? "\"\"" : d.agent_id().c_str(),
+                d.path().c_str(), when.c_str());
+  }
+}
+
 int run_status(const ClientOptions& options) {
   v1::GetStatusResponse s;
   auto status = call_unary<v1::Admin>(options, &v1::Admin::Stub::GetStatus, v1::GetStatusRequest(), &s);
@@ -61,6 +76,7 @@ int run_status(const ClientOptions& options) {
               sb.user_namespaces_usable() ? "yes" : "no", sb.landlock_abi(), sb.seccomp_available() ? "yes" : "no");
   for (const auto& w : sb.warnings()) std::printf("  warning: %s\n", w.c_str());
   print_network_status(s.network());
+  print_private_tmp_status(s.private_tmp());
   const auto& l = s.limits();
   std::printf("limits:    %s (%s)%s\n", l.mechanism().c_str(), l.reason().c_str(),
               l.root().empty() ? "" : (", groups under " + l.root()).c_str());

@@ -92,7 +92,8 @@ int print_sandbox_plan(const config::Config& config, std::string workdir, const 
   std::printf("%s\n", sandbox::format_capability_report(manager->capabilities()).c_str());
   std::string socket = config::socket_path(config);
   orchestrator::LaunchBuilder launches({&config, manager.get(), exec::current_process_environment(),
-                                        socket.substr(0, socket.rfind('/')), /*proxy_channels=*/nullptr});
+                                        socket.substr(0, socket.rfind('/')), /*proxy_channels=*/nullptr,
+                                        /*private_tmp=*/nullptr});
   orchestrator::LaunchInput input;
   input.argv = command.empty() ? std::vector<std::string>{"/bin/true"} : command;
   input.workdir = workdir.empty() ? std::filesystem::current_path().string() : workdir;
@@ -101,7 +102,7 @@ int print_sandbox_plan(const config::Config& config, std::string workdir, const 
     std::fprintf(stderr, "codexd: %s\n", run_as.status().message().c_str());
     return 1;
   }
-  auto spec = launches.resolve_sandbox(launches.configured_policy_for(""), input.workdir);
+  auto spec = launches.resolve_sandbox(launches.configured_policy_for(""), input.workdir, *run_as, "");
   if (!spec.ok()) {
     std::fprintf(stderr, "codexd: %s\n", spec.status().message().c_str());
     return 1;

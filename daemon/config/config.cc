@@ -388,6 +388,12 @@ void read_sandbox(TableReader& r, Config& c) {
                                              {"bwrap", sandbox::BackendPreference::kBwrap},
                                              {"landlock", sandbox::BackendPreference::kLandlock}});
   r.read_path("helper_path", c.sandbox.helper_path);
+  r.read("private_tmp", c.sandbox.private_tmp);
+  r.read_path("private_tmp_dir", c.sandbox.private_tmp_dir);
+  if (!c.sandbox.private_tmp_dir.empty() && c.sandbox.private_tmp_dir[0] == '~') {
+    r.error_at("private_tmp_dir", "`sandbox.private_tmp_dir` must be an absolute path without ~");
+  }
+  r.read_int("private_tmp_grace_ms", c.sandbox.private_tmp_grace_ms, 0, 30LL * 86'400'000);
 }
 
 void read_approvals(TableReader& r, Config& c) {
@@ -461,6 +467,19 @@ void read_network(TableReader& r, Config& c) {
   read_host_patterns(r, "allow", c.network.allow);
   read_host_patterns(r, "deny", c.network.deny);
   r.read("limited", c.network.limited);
+  NetworkSection& n = c.network;
+  r.read_int("connect_timeout_ms", n.connect_timeout_ms, 100, 600'000);
+  r.read_int("header_timeout_ms", n.header_timeout_ms, 100, 600'000);
+  r.read_int("idle_timeout_ms", n.idle_timeout_ms, 1000, 86'400'000);
+  r.read_int("max_header_bytes", n.max_header_bytes, 1024, 1 << 20);
+  r.read_int("max_connections_per_command", n.max_connections_per_command, 1, 65536);
+  r.read_int("max_connections_total", n.max_connections_total, 1, 1'000'000);
+  if (n.max_connections_per_command > n.max_connections_total) {
+    r.error_at("max_connections_per_command", "`network.max_connections_per_command` (" +
+                                                  std::to_string(n.max_connections_per_command) +
+                                                  ") must not exceed `network.max_connections_total` (" +
+                                                  std::to_string(n.max_connections_total) + ")");
+  }
 }
 
 void read_agents(TableReader& agents, Config& c) {
@@ -476,6 +495,11 @@ void read_agents(TableReader& agents, Config& c) {
     if (r.read_choice("network", network, network_mode_choices())) o.network = network;
     read_host_patterns(r, "network_allow", o.network_allow);
     read_host_patterns(r, "network_deny", o.network_deny);
+    bool limited = false;
+    if (r.get("network_limited")) {
+      r.read("network_limited", limited);
+      o.network_limited = limited;
+    }
     read_limit_keys(r, "", o.budget);
     c.agents[agent] = o;
   }
@@ -534,6 +558,11 @@ policy::ApprovalPolicy Config::approval_policy_for(const std::string& agent_id) 
 sandbox::NetworkMode Config::network_mode_for(const std::string& agent_id) const {
   auto it = agents.find(agent_id);
   return it != agents.end() && it->second.network ? *it->second.network : sandbox.policy.network;
+}
+
+bool Config::network_limited_for(const std::string& agent_id) const {
+  auto it = agents.find(agent_id);
+  return it != agents.end() && it->second.network_limited ? *it->second.network_limited : network.limited;
 }
 
 limits::ResourceLimits Config::agent_budget_for(const std::string& agent_id) const {

@@ -72,6 +72,11 @@ struct SandboxSection {
   sandbox::SandboxPolicy policy;  // mode, writable_roots, network (off|proxy|host), excludes, denied_read
   sandbox::BackendPreference backend = sandbox::BackendPreference::kAuto;
   std::string helper_path;        // "" = next to the codexd binary
+  // workspace-write: each agent (agent id + uid) gets a private, persistent /tmp instead of
+  // the host's (docs/sandbox.md "Private /tmp").
+  bool private_tmp = true;
+  std::string private_tmp_dir;    // "" = /var/lib/codexd/tmp (system), $XDG_STATE_HOME/codexd/tmp (user)
+  uint32_t private_tmp_grace_ms = 3'600'000;  // removed this long after the agent's last command ended
 };
 
 struct ApprovalsSection {
@@ -90,6 +95,13 @@ struct NetworkSection {
   std::vector<policy::HostPattern> deny;
   // Plain http:// requests only with GET, HEAD or OPTIONS (Codex's "limited" network).
   bool limited = false;
+  // The proxy engine's limits (daemon/network ProxyOptions; docs/sandbox.md §11).
+  uint32_t connect_timeout_ms = 10'000;   // name resolution + upstream connect
+  uint32_t header_timeout_ms = 10'000;    // the whole request head / SOCKS5 greeting + request
+  uint32_t idle_timeout_ms = 300'000;     // relay: no byte either way
+  uint32_t max_header_bytes = 64 * 1024;  // request head
+  uint32_t max_connections_per_command = 256;
+  uint32_t max_connections_total = 4096;
 };
 
 // [limits]: how commands are limited (docs/configuration.md, docs/sandbox.md).
@@ -112,6 +124,7 @@ struct AgentOverride {
   std::optional<sandbox::NetworkMode> network;                // unset: sandbox.network
   std::vector<policy::HostPattern> network_allow;             // in addition to [network]
   std::vector<policy::HostPattern> network_deny;
+  std::optional<bool> network_limited;                        // unset: network.limited
   limits::ResourceLimits budget;  // set fields replace limits.agent_* for this agent
 };
 
@@ -139,6 +152,9 @@ struct Config {
   // The network mode for calls labelled `agent_id`: its [agents."<id>"] network, else
   // sandbox.network.
   sandbox::NetworkMode network_mode_for(const std::string& agent_id) const;
+  // Whether `agent_id`'s plain HTTP is limited to GET/HEAD/OPTIONS (and tunnels refused): its
+  // [agents."<id>"] network_limited, else network.limited.
+  bool network_limited_for(const std::string& agent_id) const;
   // The budget of `agent_id`'s commands together: limits.agent_* with its [agents."<id>"] keys.
   limits::ResourceLimits agent_budget_for(const std::string& agent_id) const;
 };

@@ -38,6 +38,10 @@ Result<LaunchedProcess> spawn_launch(const LaunchSpec& launch, posix::SpawnReque
   // The child holds its own copy now; ours must not linger (the peer would never see EOF).
   channel.second.reset();
   if (launch.proxy_channel) launched.keepalive = launch.proxy_channels->accept_channel(std::move(channel.first), owner);
+  if (launch.private_tmp_lease) {
+    using Both = std::pair<std::shared_ptr<void>, std::shared_ptr<const void>>;
+    launched.keepalive = std::make_shared<Both>(std::move(launched.keepalive), launch.private_tmp_lease);
+  }
   return launched;
 }
 

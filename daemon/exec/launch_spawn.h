@@ -21,7 +21,8 @@ posix::SpawnRequest spawn_request(const LaunchSpec& launch, posix::StdioMode std
 
 struct LaunchedProcess {
   posix::SpawnedProcess process;
-  // Held while the process runs (the proxy ports of its sandbox); null when none.
+  // Held while the process runs (the proxy ports of its sandbox, the private /tmp lease); null
+  // when none.
   std::shared_ptr<void> keepalive;
 };
 

@@ -29,6 +29,8 @@ struct LaunchSpec {
   // (LaunchPlan::proxy_channel_fd), and its daemon end goes to `proxy_channels`.
   bool proxy_channel = false;
   std::shared_ptr<ProxyChannelSink> proxy_channels;
+  // Held while the process runs: the agent's private /tmp is not removed meanwhile.
+  std::shared_ptr<const void> private_tmp_lease;
   // Resource limits: the command's own, and the budget its agent's commands share.
   std::string agent_id;
   limits::ResourceLimits session_limits;

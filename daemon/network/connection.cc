@@ -109,7 +109,8 @@ asio::awaitable<void> Connection::linger_and_close() {
 asio::awaitable<std::optional<NetworkVerdict>> Connection::await_verdict() {
   std::weak_ptr<Connection> weak = shared_from_this();
   Strand strand = strand_;
-  service_->decider->decide(origin_->origin(), record_.target, [weak, strand](NetworkVerdict verdict) {
+  const uint64_t request_id = service_->decision_ids.fetch_add(1, std::memory_order_relaxed) + 1;
+  service_->decider->decide_for(request_id, origin_->origin(), record_.target, [weak, strand](NetworkVerdict verdict) {
     asio::post(strand, [weak, verdict = std::move(verdict)]() mutable {
       if (auto self = weak.lock()) self->on_verdict(std::move(verdict));
     });
@@ -117,7 +118,10 @@ asio::awaitable<std::optional<NetworkVerdict>> Connection::await_verdict() {
   if (!verdict_) watch_client_gone();
   error_code ec;
   while (!verdict_ && !client_gone_ && !aborted_) co_await decision_event_.async_wait(into(ec));
-  if (client_gone_ && !verdict_) fail("the client closed the connection while the decision was pending");
+  if (client_gone_ && !verdict_) {
+    fail("the client closed the connection while the decision was pending");
+    service_->decider->withdraw(request_id);  // its network approval, if it alone waited for one
+  }
   if (!verdict_ || aborted_ || client_gone_) co_return std::nullopt;
   client_.cancel(ec);  // ends watch_client_gone()
   co_return verdict_;

@@ -54,6 +54,17 @@ class NetworkDecider {
   virtual ~NetworkDecider() = default;
   virtual void decide(const ProxyOrigin& origin, const ConnectTarget& target,
                       std::function<void(NetworkVerdict)> done) = 0;
+  // decide() for the connection numbered `request_id` (unique within a service, never 0), which
+  // may later be withdrawn. By default the same as decide().
+  virtual void decide_for(uint64_t request_id, const ProxyOrigin& origin, const ConnectTarget& target,
+                          std::function<void(NetworkVerdict)> done) {
+    (void)request_id;
+    decide(origin, target, std::move(done));
+  }
+  // The connection `request_id` closed before its answer: what was asked for it alone (a
+  // pending network approval no other connection waits for) is withdrawn. Its `done` may still
+  // be called; the connection ignores it.
+  virtual void withdraw(uint64_t request_id) { (void)request_id; }
 };
 
 // One per client connection, handed to the audit callback when it ends. Never the request's

@@ -36,6 +36,7 @@ struct ServiceState {
   const ProxyOptions options;
   const std::shared_ptr<NetworkDecider> decider;
   const std::function<void(const ConnectionRecord&)> audit;
+  std::atomic<uint64_t> decision_ids{0};  // NetworkDecider::decide_for request ids
   std::atomic<uint64_t> active{0};
   std::atomic<uint64_t> allowed{0};
   std::atomic<uint64_t> denied{0};

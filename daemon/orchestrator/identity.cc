@@ -48,6 +48,11 @@ std::vector<gid_t> supplementary_groups(const std::string& user, gid_t primary) 
 
 }  // namespace
 
+Result<std::string> passwd_home(uid_t uid) {
+  CODEXD_ASSIGN_OR_RETURN(PasswdEntry entry, lookup_uid(uid));
+  return entry.home;
+}
+
 Result<RunAs> resolve_run_as(bool system_mode, uid_t caller_uid, const std::string& root_runs_as) {
   RunAs run;
   if (!system_mode) {

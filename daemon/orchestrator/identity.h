@@ -30,6 +30,9 @@ struct RunAs {
 // for a root caller when set).
 Result<RunAs> resolve_run_as(bool system_mode, uid_t caller_uid, const std::string& root_runs_as);
 
+// `uid`'s home directory from the passwd database (not $HOME). NotFound without an entry.
+Result<std::string> passwd_home(uid_t uid);
+
 // Whether `uid`/`gid`/`groups` may enter (search) every component of `dir` and it is a
 // directory; evaluated with the permission bits (root may enter anything).
 Status check_directory_access(const std::string& dir, uid_t uid, gid_t gid, const std::vector<gid_t>& groups);

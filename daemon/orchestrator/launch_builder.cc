@@ -19,9 +19,25 @@ Result<RunAs> LaunchBuilder::resolve_identity(uid_t caller_uid, const std::strin
   return run_as;
 }
 
+std::string LaunchBuilder::private_tmp_base() const {
+  const std::string& configured = deps_.config->sandbox.private_tmp_dir;
+  return configured.empty() ? default_private_tmp_base(system_mode()) : configured;
+}
+
 Result<sandbox::SandboxSpec> LaunchBuilder::resolve_sandbox(const sandbox::SandboxPolicy& policy,
-                                                            const std::string& workdir) const {
+                                                            const std::string& workdir, const RunAs& run_as,
+                                                            const std::string& agent_id) const {
   sandbox::ResolveContext context;
+  if (deps_.config->sandbox.private_tmp && policy.mode == sandbox::SandboxMode::kWorkspaceWrite &&
+      !policy.exclude_slash_tmp) {
+    if (deps_.private_tmp) {
+      Result<std::string> dir = deps_.private_tmp->prepare(run_as.uid, run_as.gid, agent_id);
+      if (!dir.ok()) return Status(dir.status().code(), "private /tmp: " + dir.status().message());
+      context.private_tmp = *dir;
+    } else {
+      context.private_tmp = PrivateTmpStore::path_in(private_tmp_base(), run_as.uid, agent_id);
+    }
+  }
   context.cwd = workdir;
   // $TMPDIR becomes a writable root, so it comes from the daemon's own environment, never from
   // the request (a caller could otherwise name any directory); a system daemon's $TMPDIR is
@@ -88,6 +104,9 @@ Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::San
   built.spec.forwards_signals = plan->forwards_signals;
   built.spec.network = plan->backend == sandbox::Backend::kNone ? sandbox::NetworkMode::kHost : spec.network;
   built.spec.proxy_channel = plan->proxy_channel_fd >= 0;
+  if (plan->backend != sandbox::Backend::kNone && spec.private_tmp && deps_.private_tmp) {
+    built.spec.private_tmp_lease = deps_.private_tmp->lease(*spec.private_tmp);
+  }
   if (built.spec.proxy_channel) built.spec.proxy_channels = deps_.proxy_channels;
   apply_limits(input, built.spec);
   built.plan = std::move(plan).value();

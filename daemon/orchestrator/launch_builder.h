@@ -18,6 +18,7 @@
 #include "daemon/exec/launch_spec.h"
 #include "daemon/orchestrator/exec_request.h"
 #include "daemon/orchestrator/identity.h"
+#include "daemon/orchestrator/private_tmp.h"
 #include "platform/sandbox/sandbox.h"
 
 namespace codexd::orchestrator {
@@ -35,6 +36,9 @@ struct LaunchBuilderDeps {
   // Where launches in network mode proxy hand their proxy channel (the daemon's proxy). Null:
   // such a launch is built (dry runs print it) but cannot start.
   std::shared_ptr<exec::ProxyChannelSink> proxy_channels;
+  // Makes and keeps the agents' private /tmp directories. Null with sandbox.private_tmp on:
+  // plans name the directory without making it (codexd --print-sandbox-plan).
+  std::shared_ptr<PrivateTmpStore> private_tmp;
 };
 
 // What a launch is built from, besides identity and sandbox.
@@ -66,8 +70,13 @@ class LaunchBuilder {
 
   // The concrete sandbox for `workdir` under `policy` (the configured one, or RunSandboxed's):
   // writable roots, protected subpaths, $TMPDIR (user mode: the daemon's, never the
-  // request's), and codexd's socket directory masked.
-  Result<sandbox::SandboxSpec> resolve_sandbox(const sandbox::SandboxPolicy& policy, const std::string& workdir) const;
+  // request's), codexd's socket directory masked, and the private /tmp of (run_as.uid,
+  // agent_id), made here (sandbox.private_tmp). PERMISSION_DENIED when that directory or a
+  // parent is a symlink, has the wrong owner or is writable by others.
+  Result<sandbox::SandboxSpec> resolve_sandbox(const sandbox::SandboxPolicy& policy, const std::string& workdir,
+                                               const RunAs& run_as, const std::string& agent_id) const;
+  // Where private /tmp directories live: sandbox.private_tmp_dir, else the mode's default.
+  std::string private_tmp_base() const;
   // The configured sandbox policy, with the agent's own network mode.
   sandbox::SandboxPolicy configured_policy_for(const std::string& agent_id) const {
     sandbox::SandboxPolicy policy = deps_.config->sandbox.policy;
@@ -86,6 +95,8 @@ class LaunchBuilder {
                             const LaunchInput& input, const sandbox::SandboxManager* manager = nullptr) const;
 
   const sandbox::SandboxManager& sandbox() const { return *deps_.sandbox; }
+  // The daemon's store (made after the builder, which tells it the base directory).
+  void set_private_tmp(std::shared_ptr<PrivateTmpStore> store) { deps_.private_tmp = std::move(store); }
   bool system_mode() const { return deps_.config->daemon.mode == config::DaemonMode::kSystem; }
 
  private:

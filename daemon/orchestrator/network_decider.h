@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -37,21 +38,37 @@ class NetworkDecider final : public network::NetworkDecider {
 
   void decide(const network::ProxyOrigin& origin, const network::ConnectTarget& target,
               std::function<void(network::NetworkVerdict)> done) override;
+  void decide_for(uint64_t request_id, const network::ProxyOrigin& origin, const network::ConnectTarget& target,
+                  std::function<void(network::NetworkVerdict)> done) override;
+  // The connection went away: it stops waiting, and an approval nobody else waits for is
+  // abandoned (reviewers see it resolved as "requester_disconnected").
+  void withdraw(uint64_t request_id) override;
 
  private:
   using Done = std::function<void(network::NetworkVerdict)>;
   // uid, agent, host, port, protocol
   using Key = std::tuple<uid_t, std::string, std::string, uint16_t, std::string>;
+  // The connections waiting for one approval; `approval` identifies that request (its id is
+  // filled in once the broker returns it), so a late answer to a withdrawn one finds nobody.
+  struct Waiting {
+    std::shared_ptr<std::string> approval;
+    std::vector<std::pair<uint64_t, Done>> waiters;  // (request id, done)
+  };
 
-  void decide_on_core(const network::ProxyOrigin& origin, const network::ConnectTarget& target, Done done);
+  void decide_on_core(uint64_t request_id, const network::ProxyOrigin& origin, const network::ConnectTarget& target,
+                      Done done);
   void ask_reviewer(const network::ProxyOrigin& origin, const network::ConnectTarget& target, Key key,
                     const NetworkAssessment& assessment);
-  void answer(const Key& key, const ApprovalOutcome& outcome, const network::ConnectTarget& target);
+  void answer(const Key& key, const std::shared_ptr<std::string>& approval, const ApprovalOutcome& outcome,
+              const network::ConnectTarget& target);
+  void withdraw_on_core(uint64_t request_id);
   void finish_waiters(const Key& key, const network::NetworkVerdict& verdict);
-  network::NetworkVerdict allowed(std::string reason, bool non_public) const;
+  // An allowing verdict, limited when the agent's network is ([agents."x"] network_limited, else
+  // [network] limited).
+  network::NetworkVerdict allowed(std::string reason, bool non_public, const std::string& agent_id) const;
 
   NetworkDeciderDeps deps_;
-  std::map<Key, std::vector<Done>> waiting_;  // one approval per key in flight
+  std::map<Key, Waiting> waiting_;            // one approval per key in flight
   std::set<Key> approved_for_session_;        // core thread only
 };
 

@@ -75,7 +75,8 @@ std::optional<Orchestrator::Stop> Orchestrator::resolve_and_assess(ExecPlan& pla
   plan.run_as = std::move(run_as).value();
   plan.approval_policy = deps_.config->approval_policy_for(req.caller.agent_id);
 
-  auto spec = launches.resolve_sandbox(launches.configured_policy_for(req.caller.agent_id), req.workdir);
+  auto spec = launches.resolve_sandbox(launches.configured_policy_for(req.caller.agent_id), req.workdir,
+                                       plan.run_as, req.caller.agent_id);
   if (!spec.ok()) {
     return Stop{Status::Ok(), Rejection{Rejection::Reason::kSandboxUnavailable,
                                         "cannot build the sandbox: " + spec.status().message(), {}}};

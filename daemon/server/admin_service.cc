@@ -94,6 +94,27 @@ void fill_policy_status(const orchestrator::PolicyState& state, const std::strin
   out->set_approval_policy(approval_policy);
 }
 
+namespace {
+
+// The caller's private /tmp directories (every uid's for an admin).
+void fill_private_tmp_status(const orchestrator::PrivateTmpStore* store, const orchestrator::Caller& caller,
+                             v1::PrivateTmpStatus* out) {
+  out->set_enabled(store != nullptr);
+  if (!store) return;
+  out->set_base(store->options().base);
+  out->set_grace_ms(store->options().grace_ms);
+  for (const orchestrator::PrivateTmpEntry& e : store->list(caller.uid, caller.is_admin)) {
+    v1::PrivateTmpDir* dir = out->add_dirs();
+    dir->set_uid(e.uid);
+    dir->set_agent_id(e.agent_id);
+    dir->set_path(e.path);
+    dir->set_commands(static_cast<uint32_t>(e.commands));
+    dir->set_removal_in_ms(e.removal_in_ms.value_or(-1));
+  }
+}
+
+}  // namespace
+
 grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* ctx, const v1::GetStatusRequest*,
                                                   v1::GetStatusResponse* response) {
   auto [reactor, caller] = begin_unary(core_, ctx);
@@ -111,6 +132,7 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
   fill_sandbox_status(*deps_.sandbox, deps_.config->sandbox.policy.mode, response->mutable_sandbox());
   fill_network_status(*deps_.config, deps_.sandbox->capabilities().chosen, deps_.network, response->mutable_network());
   if (deps_.limits) fill_limits_status(deps_.limits->status(), response->mutable_limits());
+  fill_private_tmp_status(deps_.private_tmp, *caller, response->mutable_private_tmp());
   on_core(core_, [this, reactor, response] {
     response->set_sessions_live(static_cast<uint32_t>(deps_.engine->live_sessions()));
     response->set_sessions_total(static_cast<uint32_t>(deps_.engine->total_sessions()));

@@ -10,6 +10,7 @@
 #include "daemon/exec/exec_engine.h"
 #include "daemon/orchestrator/approval_broker.h"
 #include "daemon/orchestrator/policy_store.h"
+#include "daemon/orchestrator/private_tmp.h"
 #include "daemon/server/network_plane.h"
 #include "daemon/server/server_context.h"
 #include "platform/limits/limits.h"
@@ -34,6 +35,7 @@ struct AdminDeps {
   const limits::LimitsManager* limits = nullptr;         // mechanism (fixed after start)
   boost::asio::thread_pool* blocking = nullptr;          // reloads read files: off the core thread
   const NetworkPlane* network = nullptr;                 // proxy counters (thread-safe)
+  const orchestrator::PrivateTmpStore* private_tmp = nullptr;  // the agents' /tmp (thread-safe); null: off
   DaemonFacts facts;
 };
 

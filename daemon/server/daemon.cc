@@ -229,6 +229,7 @@ struct Core {
   std::unique_ptr<exec::ExecEngine> engine;
   std::unique_ptr<orchestrator::ApprovalBroker> broker;
   std::unique_ptr<orchestrator::ApprovalCache> cache;
+  std::shared_ptr<orchestrator::PrivateTmpStore> private_tmp;
   std::unique_ptr<orchestrator::LaunchBuilder> launches;
   std::unique_ptr<orchestrator::Orchestrator> orchestrator;
   std::unique_ptr<orchestrator::CommandRunner> runner;
@@ -371,7 +372,15 @@ void Daemon::Impl::build_core() {
       audit.get());
   core.launches = std::make_unique<orchestrator::LaunchBuilder>(orchestrator::LaunchBuilderDeps{
       &config, sandbox.get(), exec::current_process_environment(), socket_path.substr(0, socket_path.rfind('/')),
-      network->channels()});
+      network->channels(), /*private_tmp=*/nullptr});
+  if (config.sandbox.private_tmp) {
+    core.private_tmp = std::make_shared<orchestrator::PrivateTmpStore>(
+        io, blocking,
+        orchestrator::PrivateTmpOptions{core.launches->private_tmp_base(), core.launches->system_mode(),
+                                        config.sandbox.private_tmp_grace_ms});
+    core.private_tmp->adopt_leftovers();
+    core.launches->set_private_tmp(core.private_tmp);
+  }
   orchestrator::OrchestratorDeps deps;
   deps.config = &config;
   deps.policies = policies.get();
@@ -412,6 +421,7 @@ void Daemon::Impl::build_services() {
                          .limits = limits.get(),
                          .blocking = &blocking,
                          .network = network.get(),
+                         .private_tmp = core.private_tmp.get(),
                          .facts = {system_mode ? "system" : "user", socket_path, options.config_path, started_at}});
   sandbox_service = std::make_unique<SandboxService>(
       context, SandboxDeps{

@@ -26,11 +26,23 @@ orchestrator::NetworkAuditRecord audit_record(const network::ConnectionRecord& r
   return out;
 }
 
+// [network]'s engine keys; the rest of ProxyOptions keeps the engine's defaults.
+network::ProxyOptions proxy_options(const config::NetworkSection& n) {
+  network::ProxyOptions o;
+  o.connect_timeout_ms = static_cast<int>(n.connect_timeout_ms);
+  o.header_timeout_ms = static_cast<int>(n.header_timeout_ms);
+  o.idle_timeout_ms = static_cast<int>(n.idle_timeout_ms);
+  o.max_header_bytes = n.max_header_bytes;
+  o.max_connections_per_origin = n.max_connections_per_command;
+  o.max_connections_total = n.max_connections_total;
+  return o;
+}
+
 }  // namespace
 
 NetworkPlane::NetworkPlane(orchestrator::NetworkDeciderDeps decider_deps, orchestrator::AuditLog* audit)
-    : decider_(std::make_shared<orchestrator::NetworkDecider>(std::move(decider_deps))) {
-  proxy_ = std::make_unique<network::ProxyService>(io_, network::ProxyOptions{}, decider_,
+    : decider_(std::make_shared<orchestrator::NetworkDecider>(decider_deps)) {
+  proxy_ = std::make_unique<network::ProxyService>(io_, proxy_options(decider_deps.config->network), decider_,
                                                    [audit](const network::ConnectionRecord& record) {
                                                      spdlog::debug("proxy: {} {}:{} {} ({})", record.origin.agent_id,
                                                                    record.target.host, record.target.port,

@@ -61,7 +61,7 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
     reactor->finish(run_as.status());
     return reactor;
   }
-  auto spec = launches.resolve_sandbox(input->policy, input->launch.workdir);
+  auto spec = launches.resolve_sandbox(input->policy, input->launch.workdir, *run_as, input->launch.agent_id);
   if (!spec.ok()) {
     reactor->finish(spec.status());
     return reactor;

@@ -152,7 +152,11 @@ Status add_writable_and_hidden(ArgvBuilder& b, const BwrapFeatures& features, co
   std::vector<std::string> writable;
   for (const WritableRoot& root : spec.writable_roots) writable.push_back(root.root);
   std::sort(writable.begin(), writable.end(), by_specificity);
-  if (std::find(writable.begin(), writable.end(), "/tmp") == writable.end()) {
+  if (spec.private_tmp) {
+    b.add({"--bind", *spec.private_tmp, "/tmp"});
+    rules->push_back("private /tmp: " + *spec.private_tmp + " mounted at /tmp (this agent's, kept between its "
+                     "commands; host /tmp not visible)");
+  } else if (std::find(writable.begin(), writable.end(), "/tmp") == writable.end()) {
     b.add({"--tmpfs", "/tmp"});
     rules->push_back("private /tmp (tmpfs, discarded at exit)");
   }

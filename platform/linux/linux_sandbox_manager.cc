@@ -104,6 +104,11 @@ LaunchPlan confined_plan(Backend backend, std::vector<std::string> argv, const H
   plan.backend = backend;
   plan.argv = std::move(argv);
   plan.env = with_markers(launch.env.safe, backend, spec.network);
+  // The one $TMPDIR: /tmp where bwrap mounts the private directory there, its host path under
+  // Landlock (which cannot remount /tmp).
+  if (spec.private_tmp) {
+    plan.env = with_private_tmpdir(std::move(plan.env), backend == Backend::kLinuxBwrap ? "/tmp" : *spec.private_tmp);
+  }
   plan.cwd = request.cwd;
   plan.proxy_channel_fd = launch.config.proxy_fd;
   return plan;
@@ -165,6 +170,7 @@ class LinuxSandboxManager final : public SandboxManager {
       config.writable.push_back(root.root);
       for (const std::string& sub : root.read_only_subpaths) config.read_only.push_back(sub);
     }
+    if (spec.private_tmp) config.writable.push_back(*spec.private_tmp);
     config.unreadable = spec.denied_read;
     config.unreadable.insert(config.unreadable.end(), spec.masked_paths.begin(), spec.masked_paths.end());
     config.writable_files = landlock_writable_devices();
@@ -172,8 +178,11 @@ class LinuxSandboxManager final : public SandboxManager {
     LaunchPlan plan = confined_plan(Backend::kLinuxLandlock, helper_argv(helper, config), launch, spec, request);
     plan.rules = describe_landlock(config, probe_.caps.landlock_abi);
     describe_network(spec, Backend::kLinuxLandlock, &plan.rules);
-    plan.rules.push_back("no mount, pid or network namespace: host processes are visible in /proc, "
-                         "/tmp is shared (writable only if it is a writable root)");
+    plan.rules.push_back(spec.private_tmp
+                             ? "no mount, pid or network namespace: host processes are visible in /proc; host /tmp "
+                               "stays visible read-only, the private /tmp is " + *spec.private_tmp + " ($TMPDIR)"
+                             : "no mount, pid or network namespace: host processes are visible in /proc, "
+                               "/tmp is shared (writable only if it is a writable root)");
     for (std::string& line : describe_seccomp_rules(config)) plan.rules.push_back(std::move(line));
     return plan;
   }

@@ -103,11 +103,15 @@ Result<std::vector<WritableRoot>> resolve_writable_roots(const SandboxPolicy& po
     candidates.push_back({normalize_lexically(root), "writable root"});
   }
   candidates.push_back({cwd, "cwd"});
-  if (!policy.exclude_slash_tmp && is_directory("/tmp")) candidates.push_back({"/tmp", "/tmp"});
+  // With a private /tmp the host's is a writable root only when named explicitly.
+  const bool private_tmp = context.private_tmp && !policy.exclude_slash_tmp;
+  if (!policy.exclude_slash_tmp && !private_tmp && is_directory("/tmp")) candidates.push_back({"/tmp", "/tmp"});
   if (!policy.exclude_tmpdir_env_var && context.tmpdir_env && !context.tmpdir_env->empty()) {
     const std::string& tmpdir = *context.tmpdir_env;
     if (tmpdir.front() != '/' || tmpdir.find('\0') != std::string::npos) {
       notes->push_back("$TMPDIR ignored (not an absolute path)");
+    } else if (private_tmp && is_same_or_under(normalize_lexically(tmpdir), "/tmp")) {
+      notes->push_back("$TMPDIR " + tmpdir + " is inside host /tmp: the private /tmp replaces it");
     } else {
       candidates.push_back({normalize_lexically(tmpdir), "$TMPDIR"});
     }
@@ -161,7 +165,28 @@ Result<std::vector<WritableRoot>> resolve_writable_roots(const SandboxPolicy& po
   return roots;
 }
 
+// The one decision about /tmp: the agent's private directory, unless /tmp is excluded or the
+// host's /tmp is a writable root (named explicitly, or the cwd).
+void choose_private_tmp(const SandboxPolicy& policy, const ResolveContext& context, SandboxSpec& spec) {
+  if (!context.private_tmp || policy.exclude_slash_tmp) return;
+  for (const WritableRoot& root : spec.writable_roots) {
+    if (root.root == "/tmp") {
+      spec.notes.push_back("host /tmp is a writable root: no private /tmp");
+      return;
+    }
+  }
+  spec.private_tmp = normalize_lexically(*context.private_tmp);
+  spec.notes.push_back("private /tmp: " + *spec.private_tmp + " (host /tmp is not writable)");
+}
+
 }  // namespace
+
+std::vector<std::string> with_private_tmpdir(std::vector<std::string> env, const std::string& tmpdir) {
+  env.erase(std::remove_if(env.begin(), env.end(), [](const std::string& e) { return e.rfind("TMPDIR=", 0) == 0; }),
+            env.end());
+  env.push_back("TMPDIR=" + tmpdir);
+  return env;
+}
 
 Result<SandboxSpec> resolve_sandbox_spec(const SandboxPolicy& policy, const ResolveContext& context) {
   CODEXD_RETURN_IF_ERROR(validate_absolute_path(context.cwd, "cwd"));
@@ -195,6 +220,7 @@ Result<SandboxSpec> resolve_sandbox_spec(const SandboxPolicy& policy, const Reso
   if (!cwd) return NotFound("cwd does not exist: " + context.cwd);
   CODEXD_ASSIGN_OR_RETURN(spec.writable_roots,
                           resolve_writable_roots(policy, *cwd, context, &spec.notes));
+  choose_private_tmp(policy, context, spec);
   return spec;
 }
 

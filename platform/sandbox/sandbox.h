@@ -63,6 +63,11 @@ struct SandboxSpec {
   std::vector<std::string> denied_read;
   // Paths hidden from the command entirely (codexd's own socket directory).
   std::vector<std::string> masked_paths;
+  // workspace-write: the agent's private, persistent /tmp on the host (made and checked by the
+  // daemon). bwrap mounts it at /tmp; Landlock makes it a writable root and points $TMPDIR at
+  // it. Unset: no private /tmp (host /tmp is an explicit writable root, /tmp is excluded, or
+  // the caller keeps none), and bwrap gives a throw-away tmpfs when /tmp is not a root.
+  std::optional<std::string> private_tmp;
   // What resolution decided that is worth showing (skipped missing roots, canonicalized
   // symlinks). Informational only.
   std::vector<std::string> notes;
@@ -77,7 +82,15 @@ struct ResolveContext {
   std::string cwd;                             // absolute, the command's working directory
   std::optional<std::string> tmpdir_env;       // $TMPDIR of the child environment, if set
   std::vector<std::string> masked_paths;       // e.g. the daemon's socket directory
+  // The agent's private /tmp (absolute, already made safe by the caller). Set: in
+  // workspace-write it replaces host /tmp (and a $TMPDIR inside host /tmp) unless host /tmp
+  // is an explicit writable root (or the cwd); see SandboxSpec::private_tmp.
+  std::optional<std::string> private_tmp;
 };
+
+// The $TMPDIR a command gets with a private /tmp: "/tmp" where the backend mounts it there,
+// the host path where it cannot (Landlock). `env` with any TMPDIR replaced.
+std::vector<std::string> with_private_tmpdir(std::vector<std::string> env, const std::string& tmpdir);
 
 // Turns a configured policy into a concrete spec (writable roots = explicit roots, cwd, /tmp,
 // $TMPDIR; protected subpaths found on disk). Rejects relative paths and other bad input.

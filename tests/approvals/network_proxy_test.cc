@@ -179,6 +179,28 @@ TEST_F(NetworkProxyRules, NetworkRulesDecideAndTheStrictestWins) {
   EXPECT_THAT(output_of(forbidden), HasSubstr("no exfiltration"));
 }
 
+// [agents."x"] network_limited: only that agent's plain HTTP is limited to GET/HEAD/OPTIONS.
+class NetworkProxyAgentLimited : public NetworkProxy {
+ protected:
+  NetworkProxyAgentLimited()
+      : NetworkProxy(proxy_daemon("[network]\nallow = [\"127.0.0.2\"]\n[agents.\"net-agent\"]\nnetwork_limited = true\n")) {}
+};
+
+TEST_F(NetworkProxyAgentLimited, OnlyTheLimitedAgentIsRefusedAPost) {
+  v1::RunCommandResponse get = run_ok(curl(ws(), origin_.url("/get")));
+  EXPECT_THAT(output_of(get), HasSubstr("status=200"));
+  v1::RunCommandResponse post = run_ok(curl(ws(), origin_.url("/post"), "-X POST -d x=1"));
+  EXPECT_THAT(output_of(post), HasSubstr("status=403"));
+  EXPECT_THAT(output_of(post), HasSubstr("limited network access"));
+  EXPECT_EQ(origin_.served(), 1) << "the POST reached the origin";
+
+  Client free_agent{daemon_, "free-agent"};
+  v1::RunCommandResponse other;
+  ASSERT_TRUE(free_agent.run(curl(ws(), origin_.url("/post"), "-X POST -d x=1"), &other).ok());
+  EXPECT_THAT(output_of(other), HasSubstr("status=200")) << "another agent is not limited";
+  EXPECT_EQ(origin_.served(), 2);
+}
+
 // The Landlock backend has no network namespace: the helper's proxy ports are ephemeral ports
 // on the host's loopback and Landlock lets the command connect only to them.
 class NetworkProxyLandlock : public NetworkProxy {
@@ -248,6 +270,31 @@ TEST_F(NetworkApprovals, RememberAppendsANetworkRuleAndTheNextRequestNeedsNoAppr
   v1::RunCommandResponse again = run_ok(curl(ws(), origin_.url("/")));
   EXPECT_THAT(again.text(), HasSubstr(LoopbackOrigin::kBody));
   EXPECT_EQ(origin_.served(), 2);
+}
+
+// approvals.timeout_ms is 0 here (wait forever): only the closed connection ends the request.
+TEST_F(NetworkApprovals, APendingApprovalIsWithdrawnWhenItsConnectionCloses) {
+  Reviewer reviewer(daemon_);
+  reviewer.synced();
+  // The command kills its curl once the test, having seen the approval, writes to the FIFO.
+  const std::string fifo = ws() + "/go.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
+  v1::RunCommandRequest req = curl(ws(), origin_.url("/"));
+  req.set_argv(2, req.argv(2) + " & c=$!; read go < ./go.fifo; kill $c; wait $c; echo curl-killed");
+  auto call = run_async(agent_, req);
+  v1::ApprovalRequest request = reviewer.added();
+  std::ofstream(fifo) << "go" << std::endl;
+  v1::ApprovalEvent::Resolved resolved = reviewer.resolved();
+  EXPECT_EQ(resolved.approval_id(), request.approval_id());
+  EXPECT_EQ(resolved.resolution_source(), "requester_disconnected");
+  ASSERT_TRUE(call->wait());
+  EXPECT_THAT(call->response().text(), HasSubstr("curl-killed"));
+  grpc::Status late = reviewer.resolve(request.approval_id(), v1::APPROVED);
+  EXPECT_EQ(late.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << late.error_message();
+  EXPECT_EQ(origin_.served(), 0);
+  auto lines = network_audit_lines(daemon_.audit_log_path());
+  ASSERT_EQ(lines.size(), 1u) << slurp(daemon_.audit_log_path());
+  EXPECT_THAT(lines[0].dump(), HasSubstr("closed the connection while the decision was pending"));
 }
 
 class NetworkNever : public NetworkProxy {

@@ -314,5 +314,108 @@ TEST(ByteSize, UnitsPercentAndMax) {
   EXPECT_FALSE(parse_byte_size("3X", 0).ok());
 }
 
+TEST(PrivateTmpConfig, OnByDefaultWithAnHourOfGrace) {
+  auto c = parse_config("", "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->sandbox.private_tmp);
+  EXPECT_EQ(c->sandbox.private_tmp_dir, "");
+  EXPECT_EQ(c->sandbox.private_tmp_grace_ms, 3'600'000u);
+}
+
+TEST(PrivateTmpConfig, KeysAreReadAndCheckedAtTheirPosition) {
+  auto c = parse_config("[sandbox]\nprivate_tmp = false\nprivate_tmp_dir = \"/srv/codexd/tmp\"\nprivate_tmp_grace_ms = 500\n",
+                        "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->sandbox.private_tmp);
+  EXPECT_EQ(c->sandbox.private_tmp_dir, "/srv/codexd/tmp");
+  EXPECT_EQ(c->sandbox.private_tmp_grace_ms, 500u);
+
+  auto bad = parse_config("[sandbox]\nprivate_tmp = 1\nprivate_tmp_dir = \"var/tmp\"\nprivate_tmp_grace_ms = -1\n",
+                          "c.toml");
+  ASSERT_FALSE(bad.ok());
+  const std::string& m = bad.status().message();
+  EXPECT_THAT(m, HasSubstr("c.toml:2:15: `sandbox.private_tmp` must be true or false"));
+  EXPECT_THAT(m, HasSubstr("c.toml:3:19: `sandbox.private_tmp_dir` must be an absolute path (got \"var/tmp\")"));
+  EXPECT_THAT(m, HasSubstr("c.toml:4:24: `sandbox.private_tmp_grace_ms` must be between 0 and 2592000000 (got -1)"));
+  auto tilde = parse_config("[sandbox]\nprivate_tmp_dir = \"~/tmp\"\n", "c.toml");
+  ASSERT_FALSE(tilde.ok());
+  EXPECT_THAT(tilde.status().message(), HasSubstr("c.toml:2:19: `sandbox.private_tmp_dir` must be an absolute path without ~"));
+}
+
+TEST(NetworkConfig, ProxyEngineKeysHaveTheEnginesDefaultsAndAreRead) {
+  auto d = parse_config("", "c.toml");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->network.connect_timeout_ms, 10'000u);
+  EXPECT_EQ(d->network.header_timeout_ms, 10'000u);
+  EXPECT_EQ(d->network.idle_timeout_ms, 300'000u);
+  EXPECT_EQ(d->network.max_header_bytes, 65'536u);
+  EXPECT_EQ(d->network.max_connections_per_command, 256u);
+  EXPECT_EQ(d->network.max_connections_total, 4096u);
+
+  auto c = parse_config(R"([network]
+connect_timeout_ms = 2500
+header_timeout_ms = 1500
+idle_timeout_ms = 60000
+max_header_bytes = 16384
+max_connections_per_command = 32
+max_connections_total = 512
+)",
+                        "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->network.connect_timeout_ms, 2500u);
+  EXPECT_EQ(c->network.header_timeout_ms, 1500u);
+  EXPECT_EQ(c->network.idle_timeout_ms, 60'000u);
+  EXPECT_EQ(c->network.max_header_bytes, 16'384u);
+  EXPECT_EQ(c->network.max_connections_per_command, 32u);
+  EXPECT_EQ(c->network.max_connections_total, 512u);
+}
+
+TEST(NetworkConfig, BadProxyValuesAreErrorsAtTheirPosition) {
+  auto c = parse_config(R"([network]
+connect_timeout_ms = 0
+header_timeout_ms = "10s"
+idle_timeout_ms = 100
+max_header_bytes = 99999999
+max_connections_per_command = 100
+max_connections_total = 10
+)",
+                        "c.toml");
+  ASSERT_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  EXPECT_THAT(m, HasSubstr("c.toml:2:22: `network.connect_timeout_ms` must be between 100 and 600000 (got 0)"));
+  EXPECT_THAT(m, HasSubstr("c.toml:3:21: `network.header_timeout_ms` must be an integer"));
+  EXPECT_THAT(m, HasSubstr("c.toml:4:19: `network.idle_timeout_ms` must be between 1000 and 86400000 (got 100)"));
+  EXPECT_THAT(m, HasSubstr("c.toml:5:20: `network.max_header_bytes` must be between 1024 and 1048576 (got 99999999)"));
+  EXPECT_THAT(m, HasSubstr("c.toml:6:31: `network.max_connections_per_command` (100) must not exceed "
+                           "`network.max_connections_total` (10)"));
+}
+
+TEST(NetworkConfig, AnAgentsNetworkLimitedReplacesTheDaemons) {
+  auto c = parse_config(R"([network]
+limited = true
+[agents."docs-bot"]
+network_limited = false
+[agents."builder"]
+network = "proxy"
+[agents."reader"]
+network_limited = true
+)",
+                        "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->network_limited_for("docs-bot"));
+  EXPECT_TRUE(c->network_limited_for("builder")) << "unset: [network] limited";
+  EXPECT_TRUE(c->network_limited_for("reader"));
+  EXPECT_TRUE(c->network_limited_for("anyone-else"));
+
+  auto off = parse_config("[agents.\"reader\"]\nnetwork_limited = true\n", "c.toml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_TRUE(off->network_limited_for("reader"));
+  EXPECT_FALSE(off->network_limited_for("other"));
+
+  auto bad = parse_config("[agents.\"reader\"]\nnetwork_limited = \"yes\"\n", "c.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("c.toml:2:19: `agents.reader.network_limited` must be true or false"));
+}
+
 }  // namespace
 }  // namespace codexd::config

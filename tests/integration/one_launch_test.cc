@@ -101,6 +101,9 @@ TEST_F(OneLaunchTest, RunCommandAndRunSandboxedBuildTheSameLaunch) {
   EXPECT_EQ(orchestrated.run_as_uid(), debug.run_as_uid());
   EXPECT_THAT(strings(debug.sandbox_rules()), ::testing::Contains(::testing::HasSubstr(tmpdir_.path())))
       << "the daemon's $TMPDIR is a writable root for every entry point";
+  EXPECT_THAT(strings(orchestrated.sandbox_rules()),
+              ::testing::Contains(::testing::HasSubstr("private /tmp: " + daemon_.private_tmp_base() + "/")))
+      << "every entry point mounts the same private /tmp";
 }
 
 TEST_F(OneLaunchTest, ExecCommandDiffersOnlyByTheUnifiedExecOverlay) {

@@ -76,13 +76,22 @@ TEST(LaunchBuilder, UserModeInheritsTheDaemonsEnvironment) {
 
 TEST(LaunchBuilder, DaemonTmpdirIsAWritableRootOnlyInUserMode) {
   Builder user(config::DaemonMode::kUser);
-  auto spec = user.builder->resolve_sandbox(user.builder->configured_policy_for(""), user.dir.path());
+  user.config.sandbox.private_tmp = false;  // the daemon's $TMPDIR lies inside /tmp here
+  auto spec = user.builder->resolve_sandbox(user.builder->configured_policy_for(""), user.dir.path(), RunAs{}, "");
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_THAT(user.roots(*spec), Contains(user.tmpdir));
   EXPECT_THAT(spec->masked_paths, Contains(user.dir.path() + "/sock"));
+  // With the private /tmp (the default), a $TMPDIR inside the host /tmp is replaced by it.
+  user.config.sandbox.private_tmp = true;
+  user.config.sandbox.private_tmp_dir = user.dir.path() + "/private";
+  spec = user.builder->resolve_sandbox(user.builder->configured_policy_for(""), user.dir.path(), RunAs{}, "agent");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_THAT(user.roots(*spec), Not(Contains(user.tmpdir)));
+  EXPECT_EQ(spec->private_tmp, PrivateTmpStore::path_in(user.dir.path() + "/private", 0, "agent"))
+      << "without a store (codexd --print-sandbox-plan) the path is named, not made";
 
   Builder system(config::DaemonMode::kSystem);
-  spec = system.builder->resolve_sandbox(system.builder->configured_policy_for(""), system.dir.path());
+  spec = system.builder->resolve_sandbox(system.builder->configured_policy_for(""), system.dir.path(), RunAs{}, "");
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_THAT(system.roots(*spec), Not(Contains(system.tmpdir))) << "a system daemon's $TMPDIR is not the caller's";
   EXPECT_THAT(spec->masked_paths, Contains(system.dir.path() + "/sock"));
@@ -90,7 +99,7 @@ TEST(LaunchBuilder, DaemonTmpdirIsAWritableRootOnlyInUserMode) {
 
 TEST(LaunchBuilder, UnconfinedLaunchResolvesTheProgramInTheChildsPath) {
   Builder b(config::DaemonMode::kUser);
-  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy_for(""), b.dir.path());
+  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy_for(""), b.dir.path(), RunAs{}, "");
   ASSERT_TRUE(spec.ok());
   LaunchInput input;
   input.argv = {"sh", "-c", "true"};
@@ -111,7 +120,7 @@ TEST(LaunchBuilder, UnconfinedLaunchResolvesTheProgramInTheChildsPath) {
 TEST(LaunchBuilder, AConfinedLaunchThatNoSandboxCanEnforceIsRefusedNeverRunBare) {
   Builder b(config::DaemonMode::kUser);
   b.fake.fail = true;
-  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy_for(""), b.dir.path());
+  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy_for(""), b.dir.path(), RunAs{}, "");
   ASSERT_TRUE(spec.ok());
   LaunchInput input;
   input.argv = {"/bin/true"};
@@ -123,7 +132,7 @@ TEST(LaunchBuilder, AConfinedLaunchThatNoSandboxCanEnforceIsRefusedNeverRunBare)
 
 TEST(LaunchBuilder, ASandboxedLaunchIsExactlyWhatTheBackendPlanned) {
   Builder b(config::DaemonMode::kUser);
-  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy_for(""), b.dir.path());
+  auto spec = b.builder->resolve_sandbox(b.builder->configured_policy_for(""), b.dir.path(), RunAs{}, "");
   ASSERT_TRUE(spec.ok());
   LaunchInput input;
   input.argv = {"/bin/echo", "hi"};

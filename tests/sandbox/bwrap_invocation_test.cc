@@ -82,6 +82,22 @@ TEST(BwrapInvocation, NetworkSlashTmpAndNoProcFallback) {
   EXPECT_GE(index_of(argv, {"--tmpfs", "/proc", "--remount-ro", "/proc"}), 0);
 }
 
+TEST(BwrapInvocation, APrivateTmpIsBoundAtTmpBeforeTheWritableRoots) {
+  ScratchDir dir;
+  std::string ws = dir.make_dir("ws");
+  std::string mine = dir.make_dir("private/0/0123456789abcdef");
+  SandboxSpec spec = testing::make_spec(ws);
+  spec.private_tmp = mine;
+  BwrapInvocation inv = build(spec, ws);
+  long tmp = index_of(inv.argv, {"--bind", mine, "/tmp"});
+  EXPECT_GE(tmp, 0) << ::testing::PrintToString(inv.argv);
+  EXPECT_LT(tmp, index_of(inv.argv, {"--bind", ws, ws})) << "a root below /tmp must still be mounted over it";
+  EXPECT_LT(index_of(inv.argv, {"--tmpfs", "/tmp"}), 0) << "no throw-away tmpfs as well";
+  EXPECT_TRUE(std::any_of(inv.rules.begin(), inv.rules.end(), [&](const std::string& r) {
+    return r.find("private /tmp: " + mine) != std::string::npos;
+  }));
+}
+
 TEST(BwrapInvocation, MasksDeniedAndMaskedPaths) {
   ScratchDir dir;
   std::string ws = dir.make_dir("ws");

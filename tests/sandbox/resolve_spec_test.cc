@@ -38,6 +38,47 @@ Result<SandboxSpec> resolve(const SandboxPolicy& policy, const std::string& cwd,
   return resolve_sandbox_spec(policy, context);
 }
 
+Result<SandboxSpec> resolve_private(const SandboxPolicy& policy, const std::string& cwd, const std::string& mine,
+                                    std::optional<std::string> tmpdir = std::nullopt) {
+  ResolveContext context;
+  context.cwd = cwd;
+  context.tmpdir_env = std::move(tmpdir);
+  context.private_tmp = mine;
+  return resolve_sandbox_spec(policy, context);
+}
+
+// The one decision about /tmp: the private directory replaces the host's, unless the host's is
+// named as a root (or /tmp is excluded).
+TEST(ResolveSpec, APrivateTmpReplacesTheHostTmpUnlessItIsNamed) {
+  ScratchDir dir;
+  std::string ws = dir.make_dir("ws");
+  std::string mine = dir.make_dir("private");
+  SandboxPolicy policy;
+  Result<SandboxSpec> spec = resolve_private(policy, ws, mine, "/tmp/user-tmp");
+  ASSERT_TRUE(spec.ok()) << spec.status().to_string();
+  EXPECT_EQ(spec->private_tmp, mine);
+  EXPECT_FALSE(contains(root_paths(*spec), "/tmp"));
+  EXPECT_FALSE(contains(root_paths(*spec), mine)) << "not a root: the backend decides how to show it";
+
+  policy.writable_roots = {"/tmp"};
+  spec = resolve_private(policy, ws, mine);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_FALSE(spec->private_tmp.has_value());
+  EXPECT_TRUE(contains(root_paths(*spec), "/tmp"));
+
+  policy.writable_roots = {};
+  policy.exclude_slash_tmp = true;
+  spec = resolve_private(policy, ws, mine);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_FALSE(spec->private_tmp.has_value());
+
+  policy.exclude_slash_tmp = false;
+  policy.mode = SandboxMode::kReadOnly;
+  spec = resolve_private(policy, ws, mine);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_FALSE(spec->private_tmp.has_value()) << "read-only writes nowhere";
+}
+
 TEST(ResolveSpec, RejectsBadPaths) {
   ScratchDir dir;
   SandboxPolicy policy;

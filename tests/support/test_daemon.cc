@@ -102,6 +102,10 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
   config << "amend_file = \"" << dir_ << "/rules/amend.rules\"\n";
   config << "[sandbox]\n";
   config << "mode = \"" << options_.sandbox_mode << "\"\n";
+  if (options_.sandbox_config.find("private_tmp_dir") == std::string::npos) {
+    config << "private_tmp_dir = \"" << private_tmp_base() << "\"\n";
+  }
+  config << options_.sandbox_config << "\n";
   config << "[audit]\n";
   config << "log_file = \"" << audit_log_ << "\"\n";
   config << options_.extra_config << "\n";

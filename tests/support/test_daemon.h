@@ -22,6 +22,9 @@ struct TestDaemonOptions {
   bool system_mode = false;
   std::string approval_policy = "on-request";
   std::string sandbox_mode = "workspace-write";
+  // More [sandbox] keys, one per line (TOML cannot reopen the table in extra_config). Without
+  // a private_tmp_dir line the agents' private /tmp live in <dir>/private-tmp.
+  std::string sandbox_config;
   std::string rules;           // written to <dir>/rules/test.rules when non-empty
   std::string socket_mode;     // e.g. "0666" so another uid can connect
   std::string socket_dir_mode; // e.g. "0755"
@@ -48,6 +51,7 @@ class TestDaemon {
   const std::string& workspace() const { return workspace_; }  // a directory to run commands in
   const std::string& socket_path() const { return socket_; }
   const std::string& audit_log_path() const { return audit_log_; }
+  std::string private_tmp_base() const { return dir_ + "/private-tmp"; }  // unless sandbox_config names one
   std::string daemon_log() const;
 
   std::shared_ptr<grpc::Channel> channel() const;

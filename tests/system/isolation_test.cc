@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "codexd/v1/admin.pb.h"
 #include "codexd/v1/approvals.grpc.pb.h"
 #include "codexd/v1/exec.pb.h"
 #include "tests/system/system_env.h"
@@ -280,6 +281,54 @@ INSTANTIATE_TEST_SUITE_P(Reviewers, ApprovalIsolation,
                            }
                            return std::string();
                          });
+
+}  // namespace
+}  // namespace codexd::testing
+
+namespace codexd::testing {
+namespace {
+
+// The private /tmp is per uid too (same agent label, two users): b's command does not see what
+// a's wrote, and on the host a's directory is a's alone, 0700, below root-owned parents.
+TEST_F(Isolation, PrivateTmpIsPerUid) {
+  REQUIRE_SYSTEM_ENV();
+  start();
+  const std::string name = "codexd-pt-" + std::to_string(::getpid());
+  auto run = [&](const TestUser& user, const std::string& ws, const std::string& script) {
+    v1::RunCommandRequest request;
+    request.add_argv("/bin/sh");
+    request.add_argv("-c");
+    request.add_argv(script);
+    request.set_workdir(ws);
+    auto outcome = call_as(&user, socket(), "RunCommand", request);
+    EXPECT_TRUE(outcome.ok()) << outcome.raw;
+    return outcome.response<v1::RunCommandResponse>();
+  };
+  auto a_wrote = run(env.a, env.a_ws, "echo from-a > /tmp/" + name + " && cat /tmp/" + name);
+  ASSERT_EQ(a_wrote.exit_code(), 0) << a_wrote.aggregated_output();
+  EXPECT_EQ(a_wrote.stdout(), "from-a\n");
+  auto b_read = run(env.b, env.b_ws, "cat /tmp/" + name);
+  EXPECT_NE(b_read.exit_code(), 0) << "b saw a's private /tmp: " << b_read.aggregated_output();
+  EXPECT_FALSE(std::filesystem::exists("/tmp/" + name)) << "it landed in the host /tmp";
+
+  auto status = call_as(&env.a, socket(), "GetStatus", v1::GetStatusRequest());
+  ASSERT_TRUE(status.ok()) << status.raw;
+  auto dirs = status.response<v1::GetStatusResponse>().private_tmp().dirs();
+  ASSERT_EQ(dirs.size(), 1) << status.raw << " (a sees only its own)";
+  const std::string dir = dirs[0].path();
+  EXPECT_EQ(dir.rfind(dir_ + "/private-tmp/" + std::to_string(env.a.uid) + "/", 0), 0u) << dir;
+  struct stat st {};
+  ASSERT_EQ(::lstat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, env.a.uid);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  const std::string parent = std::filesystem::path(dir).parent_path().string();
+  ASSERT_EQ(::lstat(parent.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(st.st_mode & 07777, 0711u);
+  EXPECT_EQ(run_as_user(env.a, {"/bin/cat", dir + "/" + name}).out, "from-a\n") << "a reaches it on the host";
+  EXPECT_NE(run_as_user(env.b, {"/bin/cat", dir + "/" + name}).exit_code, 0) << "b read a's private /tmp on the host";
+  EXPECT_NE(run_as_user(env.b, {"/bin/ls", parent}).exit_code, 0) << "b listed a's agents";
+}
 
 }  // namespace
 }  // namespace codexd::testing

@@ -106,6 +106,7 @@ std::string system_mode_config(const std::string& dir, const std::string& daemon
     << "approval_policy = \"" << approval_policy << "\"\n"
     << "[sandbox]\n"
     << "mode = \"workspace-write\"\n"
+    << "private_tmp_dir = \"" << dir << "/private-tmp\"\n"
     << "[audit]\n"
     << "log_file = \"" << dir << "/audit.log\"\n"
     << tail << "\n";
