@@ -555,6 +555,11 @@ int Daemon::wait() {
   // In-flight calls get cancelled; their reactors finish on the still-running core thread.
   d.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   d.server->Wait();
+  // A reactor deletes itself on the core thread (its OnDone posts that): let what the last
+  // calls posted run before the loop stops, or those reactors would never be freed.
+  std::promise<void> drained;
+  boost::asio::post(d.io, [&] { drained.set_value(); });
+  drained.get_future().wait();
   d.stop_core_thread();
   d.blocking.join();
   if (d.owns_socket_file) ::unlink(d.socket_path.c_str());
