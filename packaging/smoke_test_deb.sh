@@ -160,5 +160,6 @@ dpkg -r codexd >"$workdir/dpkg.log" 2>&1 || { cat "$workdir/dpkg.log" >&2; fail 
 [ -e "$CONFIG" ] || fail "dpkg -r removed the conffile $CONFIG (only purge may)"
 dpkg --purge codexd >"$workdir/dpkg.log" 2>&1 || { cat "$workdir/dpkg.log" >&2; fail "dpkg --purge"; }
 [ ! -e /etc/codexd ] || fail "purge left /etc/codexd"
+[ ! -e /var/lib/codexd ] || fail "purge left /var/lib/codexd (the private /tmp directories)"
 log "removed and purged"
 log "PASS"

@@ -42,10 +42,11 @@ Status check_owned(const struct stat& st, const DirOwner& owner, std::string_vie
   return Status::Ok();
 }
 
-// Gives a directory just made to its owner: fchown (root only) and the exact mode.
+// Gives a directory just made its exact mode, then to its owner (fchown, root only). In that
+// order: once another uid owns it, fchmod needs CAP_FOWNER, which codexd.service does not grant.
 Status settle_new_dir(int fd, const DirOwner& owner, std::string_view what) {
-  if (::geteuid() == 0 && ::fchown(fd, owner.uid, owner.gid) != 0) return ErrnoStatus(std::string(what) + ": chown", errno);
   if (::fchmod(fd, owner.mode) != 0) return ErrnoStatus(std::string(what) + ": chmod", errno);
+  if (::geteuid() == 0 && ::fchown(fd, owner.uid, owner.gid) != 0) return ErrnoStatus(std::string(what) + ": chown", errno);
   return Status::Ok();
 }
 

@@ -21,8 +21,8 @@ struct DirOwner {
 };
 
 // Opens the directory `name` (one component, no '/') below `parent_fd` with O_NOFOLLOW, making
-// it first when it is missing (mkdirat, then fchown to `owner` when the caller is root, then
-// fchmod to owner.mode). What is there must be a real directory owned by owner.uid whose mode
+// it first when it is missing (mkdirat, fchmod to owner.mode, then fchown to `owner` when the
+// caller is root: needs CAP_CHOWN, not CAP_FOWNER or CAP_DAC_OVERRIDE). What is there must be a real directory owned by owner.uid whose mode
 // grants nothing beyond owner.mode to group and others; otherwise PermissionDenied naming
 // `what` and the reason ("is a symlink", "owner uid N", "mode 0777"), and nothing is changed.
 Result<UniqueFd> open_owned_dir_at(int parent_fd, std::string_view name, const DirOwner& owner, std::string_view what);
