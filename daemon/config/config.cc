@@ -1,10 +1,10 @@
 #include "daemon/config/config.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -205,6 +205,23 @@ std::string socket_path(const Config& config) {
   return listen.rfind("unix:", 0) == 0 ? listen.substr(5) : listen;
 }
 
+std::string state_dir(const Config& config) {
+  if (!config.daemon.state_dir.empty()) return config.daemon.state_dir;
+  if (config.daemon.mode == DaemonMode::kSystem) return "/var/lib/codexd";
+  const char* state = std::getenv("XDG_STATE_HOME");
+  if (state && state[0] == '/') return std::string(state) + "/codexd";
+  // The daemon user's own home (passwd), not $HOME, like the private /tmp base.
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  std::string home = "/";
+  if (::getpwuid_r(::geteuid(), &pw, buffer.data(), buffer.size(), &found) == 0 && found && found->pw_dir &&
+      found->pw_dir[0] == '/') {
+    home = found->pw_dir;
+  }
+  return (home == "/" ? "" : home) + "/.local/state/codexd";
+}
+
 void expand_home_paths(Config& c) {
   const std::string home = home_dir();
   for (auto& dir : c.policy.rules_dirs) dir = expand_home(dir, home);
@@ -290,6 +307,7 @@ void read_daemon(TableReader& r, Config& c) {
   r.read("root_runs_as", d.root_runs_as);
   r.read_int("preface_timeout_ms", d.preface_timeout_ms, 100, 60'000);
   r.read_int("waiting_connections_per_uid", d.waiting_connections_per_uid, 1, 1024);
+  r.read_path("state_dir", d.state_dir);
 }
 
 void read_exec(TableReader& r, Config& c) {

@@ -40,6 +40,10 @@ struct DaemonSection {
   // each uid may have this many such connections at once (daemon/server/preface_gate.h).
   uint32_t preface_timeout_ms = 5000;
   uint32_t waiting_connections_per_uid = 64;
+  // What must outlive the daemon (persisted approvals, session shims' sockets and records).
+  // "" = the mode's default: /var/lib/codexd (system), $XDG_STATE_HOME/codexd or
+  // ~/.local/state/codexd (user). See state_dir().
+  std::string state_dir;
 };
 
 struct ExecSection {
@@ -169,6 +173,10 @@ Result<Config> load_config_file(const std::string& path);
 
 // The listening socket path for a config ("unix:" prefix stripped).
 std::string socket_path(const Config& config);
+
+// The daemon's state directory (daemon.state_dir, or the mode's default; user mode's home is
+// the daemon user's passwd home when XDG_STATE_HOME is unset).
+std::string state_dir(const Config& config);
 
 // System mode trusts only what root alone can change: posix::check_root_owned (`path`,
 // symlinks followed, and every directory above it owned by root and not writable by its group

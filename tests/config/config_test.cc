@@ -149,6 +149,19 @@ TEST(Config, ThePrefaceGateKeysHaveDefaultsAndRanges) {
               HasSubstr("c.toml:3:31: `daemon.waiting_connections_per_uid` must be between 1 and 1024 (got 5000)"));
 }
 
+TEST(Config, StateDirHasAModeDefaultAndMustBeAbsolute) {
+  auto system = parse_config("[daemon]\nmode = \"system\"\n", "c.toml");
+  ASSERT_TRUE(system.ok()) << system.status().message();
+  EXPECT_EQ(state_dir(*system), "/var/lib/codexd");
+  auto set = parse_config("[daemon]\nstate_dir = \"/srv/codexd-state\"\n", "c.toml");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(state_dir(*set), "/srv/codexd-state");
+  auto relative = parse_config("[daemon]\nstate_dir = \"state\"\n", "c.toml");
+  ASSERT_FALSE(relative.ok());
+  EXPECT_THAT(relative.status().message(), HasSubstr("c.toml:2:"));
+  EXPECT_THAT(relative.status().message(), HasSubstr("`daemon.state_dir` must be an absolute path"));
+}
+
 TEST(Config, AnUnknownApprovalPolicyIsAnErrorAtItsPosition) {
   const std::string valid = "must be one of untrusted, on-request, never, granular";
   auto top = parse_config("[policy]\napproval_policy = \"sometimes\"\n", "/etc/codexd/codexd.toml");

@@ -95,6 +95,9 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
   config << "log_level = \"debug\"\n";
   if (!options_.socket_mode.empty()) config << "socket_mode = \"" << options_.socket_mode << "\"\n";
   if (!options_.socket_dir_mode.empty()) config << "socket_dir_mode = \"" << options_.socket_dir_mode << "\"\n";
+  if (options_.daemon_config.find("state_dir") == std::string::npos) {
+    config << "state_dir = \"" << dir_ << "/state\"\n";
+  }
   config << options_.daemon_config << "\n";
   config << "[policy]\n";
   config << "rules_dirs = [\"" << dir_ << "/rules\"]\n";
