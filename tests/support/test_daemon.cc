@@ -114,6 +114,10 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
   config << options_.extra_config << "\n";
   config.close();
 
+  launch();
+}
+
+void TestDaemon::launch() {
   NotifySocket notify(dir_);
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
@@ -145,7 +149,8 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
   pid_ = ::fork();
   if (pid_ == 0) {
     if (cgroup_procs >= 0 && ::write(cgroup_procs, "0", 1) != 1) _exit(126);
-    int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    // Appended: a restarted daemon's log follows its predecessor's.
+    int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     ::dup2(log, 1);
     ::dup2(log, 2);
     ::setpgid(0, 0);
@@ -181,6 +186,22 @@ int TestDaemon::stop() {
   stopped_ = true;
   ::kill(pid_, SIGTERM);
   return wait_exit_code(pid_);
+}
+
+int TestDaemon::crash() {
+  if (stopped_ || pid_ <= 0) return -1;
+  stopped_ = true;
+  ::kill(pid_, SIGKILL);  // the daemon alone, not its process group
+  return wait_exit_code(pid_);
+}
+
+bool TestDaemon::restart() {
+  if (!stopped_) stop();
+  stopped_ = false;
+  ready_ = false;
+  pid_ = -1;
+  launch();
+  return started();
 }
 
 ProcessResult TestDaemon::codexctl(const std::vector<std::string>& args, const std::string& stdin_data,

@@ -60,6 +60,12 @@ class TestDaemon {
 
   // SIGTERM and wait; returns the exit status (exit code, or 128+signal).
   int stop();
+  // SIGKILL to the daemon process alone (what it started keeps running) and wait; 128+9.
+  int crash();
+  // Starts the daemon again on the same directory, config, socket and state (after stop() or
+  // crash(); stops it first if it still runs). Its log is appended to the same file. True
+  // once the new daemon is ready.
+  bool restart();
 
   // Runs the codexctl binary against this daemon (optionally as another uid, with stdin).
   ProcessResult codexctl(const std::vector<std::string>& args, const std::string& stdin_data = "",
@@ -69,6 +75,8 @@ class TestDaemon {
   static std::string codexctl_binary();
 
  private:
+  void launch();  // starts the daemon process and waits for READY=1
+
   TestDaemonOptions options_;
   TempDir temp_;  // under /tmp, which workspace-write keeps a writable root: the workspace lives here
   std::string dir_, workspace_, socket_, audit_log_, log_path_;
