@@ -14,6 +14,7 @@
 #                         daemon/exec (value types only)
 #   daemon/exec           base, platform/posix, platform/sandbox (the Backend value type), platform/limits
 #   daemon/network        base, platform/posix (the splice relay)
+#   daemon/shim           base, platform/posix, daemon/exec (the session shim: the wire format and the output ring)
 #   daemon/orchestrator   base, policies, platform/posix (identity: users, groups, credentials), platform/limits,
 #                         platform/sandbox, daemon/config, daemon/exec, daemon/network
 #   daemon/server         everything below it, and the generated protobuf code
@@ -32,6 +33,7 @@ set(_rooms
   "daemon/config|base,codexd,policies,platform/posix,platform/sandbox,platform/limits,daemon/exec"
   "daemon/exec|base,platform/posix,platform/sandbox,platform/limits"
   "daemon/network|base,platform/posix"
+  "daemon/shim|base,platform/posix,daemon/exec"
   "daemon/orchestrator|base,policies,platform/posix,platform/sandbox,platform/limits,daemon/config,daemon/exec,daemon/network"
   "daemon/server|base,codexd,policies,platform/posix,platform/sandbox,platform/limits,platform/linux,platform/backends,daemon/config,daemon/exec,daemon/network,daemon/orchestrator"
   "client|base,codexd,policies,client"

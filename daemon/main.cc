@@ -136,6 +136,8 @@ int main(int argc, char** argv) {
   app.add_option("--mode", mode, "user or system (overrides daemon.mode)")->check(CLI::IsMember({"user", "system"}));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (overrides daemon.log_level)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  bool keep_sessions = false;
+  app.add_flag("--keep-sessions", keep_sessions, "When stopped, leave durable sessions running for the next codexd");
   app.add_flag("--check-config", check, "Validate the config and every rules file, print all errors, exit non-zero on any");
   app.add_flag("--print-sandbox-plan", print_plan,
                "Print the sandbox capability report and the exact launch (argv, rules) for COMMAND, then exit");
@@ -188,6 +190,7 @@ int main(int argc, char** argv) {
   options.config_path = config_path;
   options.inherited_listen_fd = inherited_listen_fd();
   options.default_rules = default_rules;
+  options.keep_sessions = keep_sessions;
   auto daemon = server::Daemon::start(std::move(config), options);
   if (!daemon.ok()) {
     spdlog::critical("cannot start: {}", daemon.status().message());

@@ -320,6 +320,9 @@ void read_exec(TableReader& r, Config& c) {
   r.read_int("background_terminal_max_timeout_ms", e.background_terminal_max_timeout_ms, 5000, 86'400'000);
   r.read_int("session_output_bytes", e.session_output_bytes, 4096, 256LL << 20);
   r.read_int("attach_window_bytes", e.attach_window_bytes, 65536, 256LL << 20);
+  r.read("durable_sessions", e.durable_sessions);
+  r.read("keep_sessions_on_stop", e.keep_sessions_on_stop);
+  r.read_path("shim_path", e.shim_path);
 }
 
 // [environment] set = { NAME = "value" }

@@ -55,6 +55,13 @@ struct ExecSection {
   uint32_t background_terminal_max_timeout_ms = 300'000;
   uint64_t session_output_bytes = 1024 * 1024;  // head+tail buffer between polls
   uint64_t attach_window_bytes = 1024 * 1024;   // replay window for Attach
+  // Each session's command is held by a codexd-shim that outlives the daemon, so sessions
+  // survive a restart, an upgrade or a crash (Linux; elsewhere the daemon holds them).
+  bool durable_sessions = true;
+  // SIGTERM keeps durable sessions for the next daemon instead of ending them (SIGUSR1 and
+  // --keep-sessions always keep them).
+  bool keep_sessions_on_stop = false;
+  std::string shim_path;  // "" = codexd-shim next to the codexd executable
 };
 
 struct PolicySection {

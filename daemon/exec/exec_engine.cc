@@ -1,10 +1,16 @@
 #include "daemon/exec/exec_engine.h"
 
+#include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "base/shell_quote.h"
 #include "daemon/exec/launch_spawn.h"
 #include "daemon/exec/result_text.h"
+#include "daemon/exec/session_record.h"
 #include "daemon/exec/truncation.h"
 #include "base/utf8.h"
 #include "daemon/exec/yield_clamps.h"
@@ -57,13 +63,56 @@ Result<std::shared_ptr<Session>> ExecEngine::spawn_session(SessionMetadata metad
   posix::SpawnRequest request = spawn_request(launch, launch.tty ? posix::StdioMode::kPty : posix::StdioMode::kPipesMerged);
   if (group) group->prepare(request);
   ChannelOwner owner{metadata.owner_uid, metadata.agent_id, metadata.id, shell_join(metadata.argv)};
-  CODEXD_ASSIGN_OR_RETURN(LaunchedProcess launched, spawn_launch(launch, std::move(request), owner));
   metadata.tty = launch.tty;
   metadata.sandbox = launch.sandbox;
   metadata.network = launch.network;
+  if (options_.shim) return spawn_durable(std::move(metadata), launch, std::move(request), owner, std::move(group));
+  CODEXD_ASSIGN_OR_RETURN(LaunchedProcess launched, spawn_launch(launch, std::move(request), owner));
   auto session = Session::start(io_, std::move(metadata), std::move(launched.process), options_.session_limits,
                                 std::move(group));
   session->hold_until_exit(std::move(launched.keepalive));
+  return session;
+}
+
+namespace {
+
+// Removes a session directory the daemon made (its record, the shim's socket), and itself.
+void remove_session_dir(const std::string& dir) {
+  for (const char* name : {kSessionRecordName, "session.json.new", "shim.sock"}) ::unlink((dir + "/" + name).c_str());
+  ::rmdir(dir.c_str());
+}
+
+}  // namespace
+
+// The record first (a daemon that dies right after the spawn still finds the session), then
+// the shim, which spawns the command as its own child.
+Result<std::shared_ptr<Session>> ExecEngine::spawn_durable(SessionMetadata metadata, const LaunchSpec& launch,
+                                                           posix::SpawnRequest request, const ChannelOwner& owner,
+                                                           std::unique_ptr<limits::ResourceGroup> group) {
+  const std::string dir = options_.shim->sessions_dir + "/" + std::to_string(metadata.id);
+  remove_session_dir(dir);  // a leftover of a session with the same id that ended while no daemon ran
+  if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoStatus("session directory " + dir, errno);
+  SessionRecord record{metadata, launch.rows, launch.cols};
+  if (Status written = write_session_record(dir, record); !written.ok()) {
+    remove_session_dir(dir);
+    return written;
+  }
+  std::shared_ptr<ShimLink> link;
+  Spawner through_shim = [&](const posix::SpawnRequest& r) -> Result<posix::SpawnedProcess> {
+    CODEXD_ASSIGN_OR_RETURN(link, ShimLink::launch(io_, *options_.shim, dir, r, options_.session_limits.attach_window_bytes));
+    posix::SpawnedProcess process;
+    process.pid = link->pid();
+    return process;
+  };
+  auto launched = spawn_launch(launch, std::move(request), owner, through_shim);
+  if (!launched.ok()) {
+    remove_session_dir(dir);
+    return launched.status();
+  }
+  const bool input_open = launch.tty;
+  auto session = Session::start_with_shim(io_, std::move(metadata), std::move(link), input_open,
+                                          options_.session_limits, std::move(group));
+  session->hold_until_exit(std::move(launched->keepalive));
   return session;
 }
 
@@ -187,6 +236,67 @@ Result<bool> ExecEngine::cancel(const Requester& requester, int session_id, Canc
 
 void ExecEngine::kill_all() {
   for (auto& session : store_.take_all()) session->shutdown_now();
+}
+
+size_t ExecEngine::detach_all() {
+  size_t kept = 0;
+  for (auto& session : store_.take_all()) {
+    if (session->durable()) {  // also a finished one: its shim still holds the exit for the owner
+      session->detach_for_restart();
+      ++kept;
+    } else {
+      session->shutdown_now();
+    }
+  }
+  return kept;
+}
+
+AdoptionReport ExecEngine::adopt_sessions() {
+  AdoptionReport report;
+  if (!options_.shim) return report;
+  const std::string& base = options_.shim->sessions_dir;
+  std::vector<std::string> names;
+  if (DIR* dir = ::opendir(base.c_str())) {
+    while (dirent* entry = ::readdir(dir)) {
+      std::string name = entry->d_name;
+      if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        names.push_back(name);
+      }
+    }
+    ::closedir(dir);
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    const std::string dir = base + "/" + name;
+    auto lose = [&](const std::string& why) { report.lost.push_back("session " + name + ": " + why); };
+    shim::ShimState state;
+    auto link = ShimLink::reconnect(io_, dir, state);
+    if (!link.ok()) {
+      if (link.status().code() == StatusCode::kUnavailable) {
+        lose(link.status().message());  // another daemon holds it: leave it alone
+        continue;
+      }
+      lose("its shim is gone (" + link.status().message() + "); the command ended with it");
+      remove_session_dir(dir);
+      continue;
+    }
+    auto record = read_session_record(dir);
+    if (!record.ok() || std::to_string(record->metadata.id) != name) {
+      // Nobody could own it: its command is ended rather than left running unowned.
+      lose((record.ok() ? "record names another id" : record.status().message()) + "; its command was ended");
+      (*link)->release();
+      continue;
+    }
+    auto session = Session::start_with_shim(io_, std::move(record->metadata), *link, state.input_open,
+                                            options_.session_limits, nullptr, &state);
+    if (Status adopted = store_.adopt(session); !adopted.ok()) {
+      lose(adopted.message());
+      continue;
+    }
+    ++report.adopted;
+    report.sessions.push_back(session);
+  }
+  return report;
 }
 
 }  // namespace codexd::exec

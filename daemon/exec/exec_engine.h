@@ -14,6 +14,7 @@
 
 #include "daemon/exec/launch_spec.h"
 #include "daemon/exec/process_store.h"
+#include "daemon/exec/launch_spawn.h"
 #include "daemon/exec/session.h"
 #include "base/status.h"
 #include "platform/limits/limits.h"
@@ -45,6 +46,16 @@ struct EngineOptions {
   uint32_t max_poll_ms = 300'000;  // background_terminal_max_timeout
   // Puts each session in its resource group; null: process groups only, no limits.
   limits::LimitsManager* limits = nullptr;
+  // Durable sessions: each session's command is held by a shim that outlives the daemon
+  // (daemon/exec/shim_link.h). Absent: the daemon holds the command itself.
+  std::optional<ShimConfig> shim;
+};
+
+// What adopting the sessions a previous daemon left found.
+struct AdoptionReport {
+  size_t adopted = 0;
+  std::vector<std::string> lost;  // "session 1234: <why>", one per session that could not be adopted
+  std::vector<std::shared_ptr<Session>> sessions;  // the adopted ones
 };
 
 // A wait in progress, so that the RPC can give up on it (client went away).
@@ -93,9 +104,19 @@ class ExecEngine {
 
   // Shutdown: SIGKILL every session's group and reap.
   void kill_all();
+  // Shutdown that keeps sessions (a planned restart): durable sessions are left to their
+  // shims; the others are killed. Returns how many were kept.
+  size_t detach_all();
+  // Start-up: reconnects to every shim in options.shim->sessions_dir and stores its session
+  // under its old id. A session that cannot be adopted is reported (and its command ended
+  // when its shim still runs), never fatal.
+  AdoptionReport adopt_sessions();
 
  private:
   Result<std::shared_ptr<Session>> spawn_session(SessionMetadata metadata, const LaunchSpec& launch);
+  Result<std::shared_ptr<Session>> spawn_durable(SessionMetadata metadata, const LaunchSpec& launch,
+                                                 posix::SpawnRequest request, const ChannelOwner& owner,
+                                                 std::unique_ptr<limits::ResourceGroup> group);
   void on_collected(int session_id, Clock::time_point start, uint32_t max_output_tokens, bool reserved_only,
                     Collected collected, const Done& done);
 

@@ -3,6 +3,7 @@
 // the child joins it before it runs anything), and the proxy channel of network mode proxy.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,10 @@ struct LaunchedProcess {
 // Spawns `request` (built by spawn_request for `launch`). A launch with a proxy channel gets a
 // fresh SOCK_SEQPACKET pair: the child's end as descriptor 3, the daemon's end to
 // launch.proxy_channels with `owner`. No sink for such a launch: kFailedPrecondition, nothing runs.
-Result<LaunchedProcess> spawn_launch(const LaunchSpec& launch, posix::SpawnRequest request, const ChannelOwner& owner);
+// `spawner` starts the process (default posix::spawn_process; a durable session's shim
+// spawns it instead).
+using Spawner = std::function<Result<posix::SpawnedProcess>(const posix::SpawnRequest&)>;
+Result<LaunchedProcess> spawn_launch(const LaunchSpec& launch, posix::SpawnRequest request, const ChannelOwner& owner,
+                                     const Spawner& spawner = nullptr);
 
 }  // namespace codexd::exec

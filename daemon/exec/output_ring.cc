@@ -50,6 +50,15 @@ void OutputRing::append(std::string_view data) {
   size_ = std::min(cap, size_ + data.size());
 }
 
+void OutputRing::skip_to(uint64_t offset) {
+  if (offset <= end_) return;
+  // Wrapping layout from here on (slot = offset % capacity), whatever was held before.
+  buffer_.assign(capacity_, '\0');
+  buffer_.shrink_to_fit();
+  end_ = offset;
+  size_ = 0;
+}
+
 std::string OutputRing::read(uint64_t offset, size_t max_bytes) const {
   assert(offset >= begin_offset() && offset <= end_);
   const size_t cap = capacity_;

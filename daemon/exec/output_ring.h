@@ -17,6 +17,10 @@ class OutputRing {
   explicit OutputRing(size_t capacity);
 
   void append(std::string_view data);
+  // The stream continues at `offset` (> end_offset()): the bytes in between were lost (a
+  // session adopted from its shim starts at the oldest byte the shim still held). Nothing
+  // is retained afterwards until the next append.
+  void skip_to(uint64_t offset);
 
   uint64_t begin_offset() const { return end_ - size_; }  // oldest retained byte
   uint64_t end_offset() const { return end_; }            // total bytes ever appended

@@ -91,6 +91,12 @@ void ProcessStore::insert(std::shared_ptr<Session> session) {
   sessions_[session->id()] = std::move(session);
 }
 
+Status ProcessStore::adopt(std::shared_ptr<Session> session) {
+  if (reserved_.count(session->id())) return AlreadyExists("session id " + std::to_string(session->id()) + " is taken");
+  insert(std::move(session));
+  return Status::Ok();
+}
+
 Result<std::shared_ptr<Session>> ProcessStore::find(int id, const Requester& requester) {
   auto it = sessions_.find(id);
   const bool visible = it != sessions_.end() && (it->second->metadata().owner_uid == requester.uid || requester.is_admin);

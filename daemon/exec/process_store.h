@@ -52,6 +52,8 @@ class ProcessStore {
 
   // Stores a session under its reserved id (after make_room).
   void insert(std::shared_ptr<Session> session);
+  // Stores a session a previous daemon started, under its own id (AlreadyExists when taken).
+  Status adopt(std::shared_ptr<Session> session);
 
   // The caller's session. Another uid's session answers exactly like one that does not exist
   // (NOT_FOUND "Unknown process id N"), so ids do not leak; a session of the caller's that was

@@ -28,14 +28,34 @@ std::shared_ptr<Session> Session::start(asio::io_context& io, SessionMetadata me
   return session;
 }
 
+std::shared_ptr<Session> Session::start_with_shim(asio::io_context& io, SessionMetadata metadata,
+                                                  std::shared_ptr<ShimLink> link, bool input_open, SessionLimits limits,
+                                                  std::unique_ptr<limits::ResourceGroup> group,
+                                                  const shim::ShimState* adopted) {
+  posix::SpawnedProcess process;
+  process.pid = link->pid();
+  std::shared_ptr<Session> session(new Session(io, std::move(metadata), std::move(process), limits, std::move(group)));
+  session->shim_ = std::move(link);
+  session->shim_input_open_ = input_open;
+  if (adopted) {
+    session->ring_.skip_to(adopted->begin_offset);
+    session->delivered_before_adoption_ = adopted->delivered_offset;
+    session->shim_input_open_ = adopted->input_open;
+    // The shim reaped the leader already: its pid is no longer ours to signal.
+    session->reaped_ = adopted->reaped;
+  }
+  session->begin();
+  return session;
+}
+
 Session::Session(asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process, SessionLimits limits,
                  std::unique_ptr<limits::ResourceGroup> group)
     : io_(io),
       metadata_(std::move(metadata)),
       limits_(limits),
       pid_(process.pid),
-      pidfd_(io, process.pidfd.release()),
-      output_(io, process.output.release()),
+      pidfd_(io),
+      output_(io),
       input_(io),
       trailing_timer_(io),
       kill_timer_(io),
@@ -43,6 +63,9 @@ Session::Session(asio::io_context& io, SessionMetadata metadata, posix::SpawnedP
       last_used_(Clock::now()),
       pending_(limits.poll_buffer_bytes),
       ring_(limits.attach_window_bytes) {
+  // A shim's session has none of these: the shim holds them.
+  if (process.pidfd.valid()) pidfd_.assign(process.pidfd.release());
+  if (process.output.valid()) output_.assign(process.output.release());
   if (process.input.valid()) input_.assign(process.input.release());
   group_ = std::move(group);
   if (group_) {
@@ -52,6 +75,14 @@ Session::Session(asio::io_context& io, SessionMetadata metadata, posix::SpawnedP
 }
 
 Session::~Session() {
+  if (shim_) {
+    if (!released_) {
+      kill_tree();
+      shim_->release();
+    }
+    group_.reset();
+    return;
+  }
   if (!reaped_ && pid_ > 0) {
     // Losing the last reference to a live process kills its group (Codex's Drop behaviour).
     kill_tree();
@@ -88,8 +119,55 @@ limits::Termination Session::termination() const {
 std::string Session::termination_note() const { return limits::termination_note(termination(), effective_limits_); }
 
 void Session::begin() {
+  if (shim_) {
+    std::weak_ptr<Session> weak = shared_from_this();
+    ShimLink::Handlers handlers;
+    handlers.on_output = [weak](uint64_t offset, std::string_view data) {
+      if (auto self = weak.lock()) self->on_shim_output(offset, data);
+    };
+    handlers.on_output_closed = [weak] {
+      if (auto self = weak.lock()) self->on_output_closed();
+    };
+    handlers.on_exit = [weak](const ExitStatus& status) {
+      if (auto self = weak.lock()) self->exited(status);
+    };
+    handlers.on_lost = [weak](const std::string&) {
+      // The shim died (killed from outside): the command died with it (its parent-death
+      // signal); what it was doing is not known.
+      auto self = weak.lock();
+      if (!self) return;
+      self->reaped_ = true;
+      self->on_output_closed();
+      if (!self->exit_) self->exited(ExitStatus{});
+    };
+    shim_->start(std::move(handlers));
+    return;
+  }
   watch_exit();
   read_more();
+}
+
+// Output from the shim carries its stream offset: a jump forward is output the shim had to
+// drop (the ring wrapped while no daemon was there), an overlap is output already had.
+void Session::on_shim_output(uint64_t offset, std::string_view data) {
+  if (offset > ring_.end_offset()) ring_.skip_to(offset);
+  if (offset < ring_.end_offset()) {
+    const uint64_t overlap = ring_.end_offset() - offset;
+    if (overlap >= data.size()) return;
+    data.remove_prefix(static_cast<size_t>(overlap));
+  }
+  if (ring_.end_offset() < delivered_before_adoption_) {
+    // Poll returned these before the restart: Attach may replay them, Poll must not.
+    const uint64_t seen = std::min<uint64_t>(delivered_before_adoption_ - ring_.end_offset(), data.size());
+    ring_.append(data.substr(0, static_cast<size_t>(seen)));
+    data.remove_prefix(static_cast<size_t>(seen));
+    if (data.empty()) {
+      fire_activity();
+      return;
+    }
+  }
+  on_output(data);
+  if (reading_blocked_by_lossless_watcher()) shim_->set_paused(true);
 }
 
 // ---- output ---------------------------------------------------------------------------------
@@ -102,6 +180,10 @@ bool Session::reading_blocked_by_lossless_watcher() const {
 }
 
 void Session::read_more() {
+  if (shim_) {
+    shim_->set_paused(reading_blocked_by_lossless_watcher());
+    return;
+  }
   if (reading_ || output_closed_ || !output_.is_open() || reading_blocked_by_lossless_watcher()) return;
   reading_ = true;
   output_.async_read_some(asio::buffer(read_buffer_),
@@ -165,6 +247,12 @@ void Session::on_exit_ready() {
       exit_ = peek.status;
       break;
   }
+  exited(*exit_);
+}
+
+void Session::exited(const ExitStatus& status) {
+  if (exit_seen_at_) return;
+  exit_ = status;
   exit_seen_at_ = Clock::now();
   held_until_exit_.reset();
   maybe_finish();
@@ -195,6 +283,17 @@ void Session::maybe_finish() {
 void Session::finish() {
   finished_ = true;
   trailing_timer_.cancel();
+  if (shim_) {
+    if (!reaped_) {
+      kill_tree();
+      shim_->reap();
+      reaped_ = true;
+    }
+    reaped_leader();
+    kill_timer_.cancel();
+    input_queue_.clear();
+    return;
+  }
   if (!reaped_) {
     // Kill what the command left behind in its group and cgroup, then reap the zombie leader.
     kill_tree();
@@ -256,6 +355,7 @@ void Session::complete_waiter(WaitId id) {
   collected.output = pending_.drain();
   collected.owner_uid = metadata_.owner_uid;
   collected.output_offset = ring_.end_offset();
+  if (shim_) shim_->delivered(collected.output_offset);
   collected.exit = exit_;
   collected.usage = usage();
   if (exit_) {
@@ -268,6 +368,13 @@ void Session::complete_waiter(WaitId id) {
 // ---- input and signals ----------------------------------------------------------------------
 
 Status Session::write_input(std::string data) {
+  if (shim_) {
+    if (!has_input()) {
+      return FailedPrecondition("stdin is closed for this session; rerun exec_command with tty=true to keep stdin open");
+    }
+    shim_->send_input(data);
+    return Status::Ok();
+  }
   if (!input_.is_open()) {
     return FailedPrecondition("stdin is closed for this session; rerun exec_command with tty=true to keep stdin open");
   }
@@ -301,6 +408,11 @@ void Session::pump_input() {
 
 Status Session::resize(unsigned short rows, unsigned short cols) {
   if (!metadata_.tty) return FailedPrecondition("session " + std::to_string(id()) + " has no terminal to resize");
+  if (shim_) {
+    if (exit_) return FailedPrecondition("session " + std::to_string(id()) + " has exited");
+    shim_->resize(rows, cols);
+    return Status::Ok();
+  }
   if (!input_.is_open()) return FailedPrecondition("session " + std::to_string(id()) + " has exited");
   return posix::resize_pty(input_.native_handle(), rows, cols);
 }
@@ -333,9 +445,32 @@ void Session::kill() {
 void Session::release() {
   released_ = true;
   if (!finished_) kill();
+  if (shim_) shim_->release();
+}
+
+void Session::detach_for_restart() {
+  released_ = true;
+  if (shim_) shim_->detach();
+  // The group stays (with its limits and the command in it) for the next daemon; the
+  // object goes without removing it.
+  (void)group_.release();
+  trailing_timer_.cancel();
+  kill_timer_.cancel();
+  waiters_.clear();
 }
 
 void Session::shutdown_now() {
+  if (shim_) {
+    released_ = true;
+    if (!reaped_) kill_tree();
+    reaped_ = true;
+    shim_->release_and_wait(2000);  // gone and reaped when the daemon exits
+    reaped_leader();
+    trailing_timer_.cancel();
+    kill_timer_.cancel();
+    waiters_.clear();
+    return;
+  }
   released_ = true;
   if (!reaped_) {
     kill_tree();

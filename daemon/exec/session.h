@@ -27,6 +27,7 @@
 #include "daemon/exec/exit_status.h"
 #include "daemon/exec/head_tail_buffer.h"
 #include "daemon/exec/output_ring.h"
+#include "daemon/exec/shim_link.h"
 #include "base/status.h"
 #include "platform/limits/limits.h"
 #include "platform/posix/spawn.h"
@@ -94,6 +95,15 @@ class Session : public std::enable_shared_from_this<Session> {
   static std::shared_ptr<Session> start(boost::asio::io_context& io, SessionMetadata metadata,
                                         posix::SpawnedProcess process, SessionLimits limits = {},
                                         std::unique_ptr<limits::ResourceGroup> group = nullptr);
+  // A session whose command a shim holds (durable sessions, daemon/exec/shim_link.h): output,
+  // input and the exit travel over `link`. `adopted`: the state of a shim a previous daemon
+  // started; the ring starts at its oldest byte, and bytes before its delivered offset are
+  // not delivered to Poll again.
+  static std::shared_ptr<Session> start_with_shim(boost::asio::io_context& io, SessionMetadata metadata,
+                                                  std::shared_ptr<ShimLink> link, bool input_open,
+                                                  SessionLimits limits = {},
+                                                  std::unique_ptr<limits::ResourceGroup> group = nullptr,
+                                                  const shim::ShimState* adopted = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -116,7 +126,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Queues bytes for the command's stdin (TTY sessions, or pipes opened with stdin).
   Status write_input(std::string data);
-  bool has_input() const { return input_.is_open(); }
+  bool has_input() const { return shim_ ? shim_input_open_ && !exit_ : input_.is_open(); }
+  bool durable() const { return shim_ != nullptr; }
+  // Daemon shutdown that keeps sessions: the shim keeps the command, its group stays.
+  void detach_for_restart();
   Status resize(unsigned short rows, unsigned short cols);
 
   // Ctrl-C: SIGINT to the process group (what a terminal does).
@@ -150,6 +163,8 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   Session(boost::asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process, SessionLimits limits,
           std::unique_ptr<limits::ResourceGroup> group);
+  void on_shim_output(uint64_t offset, std::string_view data);
+  void exited(const ExitStatus& status);
   void kill_tree();
   void reaped_leader();
   void begin();
@@ -202,6 +217,10 @@ class Session : public std::enable_shared_from_this<Session> {
   limits::ResourceLimits effective_limits_;
   bool cancelled_ = false;
   Clock::time_point last_used_;
+
+  std::shared_ptr<ShimLink> shim_;  // durable: the shim holds the command
+  bool shim_input_open_ = false;
+  uint64_t delivered_before_adoption_ = 0;  // adopted: Poll had these bytes before the restart
 
   HeadTailBuffer pending_;
   OutputRing ring_;

@@ -1,5 +1,7 @@
 #include "daemon/orchestrator/audit_log.h"
 
+#include <unistd.h>
+
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <sys/random.h>
@@ -110,6 +112,14 @@ void AuditLog::record(const NetworkAuditRecord& r) {
   line["bytes_down"] = r.bytes_down;
   line["duration_ms"] = r.duration_ms;
   if (!r.error.empty()) line["error"] = r.error;
+  emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void AuditLog::record(const DaemonAuditRecord& r) {
+  if (!logger_ && !journald_) return;
+  nlohmann::ordered_json line = line_head("daemon", "", ::geteuid());
+  line["event"] = r.event;
+  line["detail"] = r.detail;
   emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

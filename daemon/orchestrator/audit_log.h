@@ -58,6 +58,12 @@ struct NetworkAuditRecord {
   std::string error;
 };
 
+// Something that happened to the daemon itself (a restart that adopted sessions).
+struct DaemonAuditRecord {
+  std::string event;   // restart
+  std::string detail;  // "adopted 3 session(s), 0 lost"
+};
+
 class AuditLog {
  public:
   // `file` empty: no file; `journald`: also send to the journal. Neither: a no-op log.
@@ -66,6 +72,7 @@ class AuditLog {
 
   void record(const AuditRecord& record);
   void record(const NetworkAuditRecord& record);  // thread-safe, like record(AuditRecord)
+  void record(const DaemonAuditRecord& record);
   std::string hash_call_id(const std::string& call_id) const;
   void flush();
 

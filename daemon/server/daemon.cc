@@ -8,6 +8,7 @@
 #include "daemon/server/daemon.h"
 
 #include <grp.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -17,6 +18,9 @@
 #include <cstring>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <optional>
 #include <cstdio>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -42,6 +46,7 @@
 #include "daemon/orchestrator/launch_builder.h"
 #include "daemon/orchestrator/orchestrator.h"
 #include "daemon/orchestrator/policy_store.h"
+#include "daemon/orchestrator/private_tmp.h"
 #include "daemon/server/admin_service.h"
 #include "daemon/server/approvals_service.h"
 #include "daemon/server/exec_service.h"
@@ -143,8 +148,11 @@ std::string limits_instance(const std::string& socket_path) {
 }
 
 Result<std::unique_ptr<limits::LimitsManager>> open_limits(const config::LimitsSection& section,
-                                                           const std::string& socket_path, bool system_mode) {
+                                                           const std::string& socket_path, bool system_mode,
+                                                           bool durable_sessions) {
   limits::LimitsOptions options;
+  // The groups of sessions a previous daemon left to their shims stay (they are adopted).
+  options.keep_populated_groups = durable_sessions;
   options.instance = limits_instance(socket_path);
   options.daemon_memory_min = section.daemon_memory_min;
   using Scope = limits::LimitsOptions::SystemdScope;
@@ -235,8 +243,49 @@ struct Core {
   std::unique_ptr<orchestrator::CommandRunner> runner;
 };
 
-std::unique_ptr<exec::ExecEngine> make_engine(boost::asio::io_context& io, const config::ExecSection& exec,
+// codexd-shim next to the running codexd unless exec.shim_path names one.
+std::string shim_path(const config::ExecSection& exec) {
+  if (!exec.shim_path.empty()) return exec.shim_path;
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return "/usr/bin/codexd-shim";
+  std::string path(self, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + "codexd-shim";
+}
+
+// Durable sessions: <state_dir>/sessions, made 0700 (the daemon's alone; the shims' sockets
+// live there). Absent (with the reason logged) where shims cannot be used.
+std::optional<exec::ShimConfig> shim_config(const config::Config& config) {
+#if defined(__linux__)
+  if (!config.exec.durable_sessions) return std::nullopt;
+  exec::ShimConfig shim{shim_path(config.exec), config::state_dir(config) + "/sessions"};
+  if (::access(shim.shim_path.c_str(), X_OK) != 0) {
+    spdlog::warn("sessions: {} is not executable; sessions will end with the daemon", shim.shim_path);
+    return std::nullopt;
+  }
+  for (const std::string& dir : {config::state_dir(config), shim.sessions_dir}) {
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      spdlog::warn("sessions: cannot make {}: {}; sessions will end with the daemon", dir, std::strerror(errno));
+      return std::nullopt;
+    }
+  }
+  struct stat st {};
+  if (::lstat(shim.sessions_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 077) != 0) {
+    spdlog::warn("sessions: {} must be a directory of uid {} with mode 0700; sessions will end with the daemon",
+                 shim.sessions_dir, ::geteuid());
+    return std::nullopt;
+  }
+  return shim;
+#else
+  (void)config;
+  return std::nullopt;
+#endif
+}
+
+std::unique_ptr<exec::ExecEngine> make_engine(boost::asio::io_context& io, const config::Config& config,
                                               limits::LimitsManager* limits) {
+  const config::ExecSection& exec = config.exec;
   exec::StoreLimits store_limits;
   store_limits.max_sessions = exec.max_sessions;
   store_limits.max_sessions_per_agent = exec.max_sessions_per_agent;
@@ -246,6 +295,7 @@ std::unique_ptr<exec::ExecEngine> make_engine(boost::asio::io_context& io, const
   options.session_limits.poll_buffer_bytes = exec.session_output_bytes;
   options.session_limits.attach_window_bytes = exec.attach_window_bytes;
   options.limits = limits;
+  options.shim = shim_config(config);
   return std::make_unique<exec::ExecEngine>(io, store_limits, options);
 }
 
@@ -333,6 +383,7 @@ struct Daemon::Impl {
   std::mutex mutex;
   std::condition_variable cv;
   bool shutdown_requested = false;
+  std::atomic<bool> keep_sessions = false;  // this stop leaves durable sessions to the next daemon
 
   Impl(config::Config c, DaemonOptions o) : config(std::move(c)), options(std::move(o)) {}
 
@@ -358,10 +409,30 @@ struct Daemon::Impl {
   }
   void reload_from_signal();
   void watch_signals();
+  void adopt_sessions();
 };
 
+// Before anything is served: the sessions a previous daemon left to their shims.
+void Daemon::Impl::adopt_sessions() {
+  exec::AdoptionReport report = core.engine->adopt_sessions();
+  for (const auto& lost : report.lost) spdlog::warn("sessions: not adopted: {}", lost);
+  // An adopted session may use its agent's private /tmp: it is not removed under it.
+  if (core.private_tmp) {
+    for (const auto& session : report.sessions) {
+      const auto& m = session->metadata();
+      session->hold_until_exit(std::make_shared<std::shared_ptr<const void>>(core.private_tmp->lease(
+          orchestrator::PrivateTmpStore::path_in(core.private_tmp->options().base, m.owner_uid, m.agent_id))));
+    }
+  }
+  if (report.adopted > 0 || !report.lost.empty()) {
+    spdlog::info("sessions: adopted {} session(s) from the previous daemon, {} lost", report.adopted, report.lost.size());
+    audit->record(orchestrator::DaemonAuditRecord{
+        "restart", "adopted " + std::to_string(report.adopted) + " session(s), " + std::to_string(report.lost.size()) + " lost"});
+  }
+}
+
 void Daemon::Impl::build_core() {
-  core.engine = make_engine(io, config.exec, limits.get());
+  core.engine = make_engine(io, config, limits.get());
   core.broker = make_broker(io, config.approvals, context.is_admin);
   core.cache = std::make_unique<orchestrator::ApprovalCache>(config.approvals.session_cache_entries);
   RuleAppender appender = make_rule_appender(blocking, io, *policies);
@@ -390,6 +461,7 @@ void Daemon::Impl::build_core() {
   if (!amend_file.empty()) deps.amend_policy = make_amender(appender, amend_file);
   core.orchestrator = std::make_unique<orchestrator::Orchestrator>(std::move(deps));
   core.runner = std::make_unique<orchestrator::CommandRunner>(io, *core.orchestrator, *core.engine, *audit);
+  adopt_sessions();
 }
 
 void Daemon::Impl::start_core_thread() {
@@ -398,6 +470,7 @@ void Daemon::Impl::start_core_thread() {
   signals.add(SIGTERM);
   signals.add(SIGINT);
   signals.add(SIGHUP);
+  signals.add(SIGUSR1);
   watch_signals();
   core_thread = std::thread([this] { run_until_stopped(io, "core"); });
 }
@@ -501,7 +574,12 @@ void Daemon::Impl::watch_signals() {
       watch_signals();
       return;
     }
-    spdlog::info("received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    if (sig == SIGUSR1) {
+      spdlog::info("received SIGUSR1, shutting down and keeping the sessions for the next daemon");
+      keep_sessions = true;
+    } else {
+      spdlog::info("received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    }
     request_shutdown();
   });
 }
@@ -521,7 +599,8 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   CODEXD_ASSIGN_OR_RETURN(Listener listener, open_listener(d.config, d.options.inherited_listen_fd));
   d.socket_path = listener.socket_path;
   d.owns_socket_file = listener.owns_socket_file;
-  CODEXD_ASSIGN_OR_RETURN(d.limits, open_limits(d.config.limits, d.socket_path, is_system_mode(d.config)));
+  CODEXD_ASSIGN_OR_RETURN(d.limits, open_limits(d.config.limits, d.socket_path, is_system_mode(d.config),
+                                                  d.config.exec.durable_sessions));
   d.build_core();
   d.start_core_thread();
   d.build_services();
@@ -546,8 +625,14 @@ int Daemon::wait() {
   std::promise<void> cleaned;
   boost::asio::post(d.io, [&] {
     d.core.broker->shutdown();
-    d.core.engine->kill_all();
-    d.limits->shutdown();  // every cgroup of ours, also what a one-shot run still holds
+    if (d.keep_sessions || d.options.keep_sessions || d.config.exec.keep_sessions_on_stop) {
+      const size_t kept = d.core.engine->detach_all();
+      spdlog::info("sessions: {} left running for the next daemon", kept);
+      d.limits->shutdown_keeping_running();  // their groups stay, with their limits
+    } else {
+      d.core.engine->kill_all();
+      d.limits->shutdown();  // every cgroup of ours, also what a one-shot run still holds
+    }
     cleaned.set_value();
   });
   cleaned.get_future().wait();

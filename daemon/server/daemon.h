@@ -14,6 +14,7 @@ struct DaemonOptions {
   std::string config_path;       // for status; "" when running on defaults
   int inherited_listen_fd = -1;  // systemd socket activation
   std::string default_rules;     // shipped default.rules, loaded before the rules directories
+  bool keep_sessions = false;    // --keep-sessions: a stop leaves durable sessions to the next daemon
 };
 
 class Daemon {

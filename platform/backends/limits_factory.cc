@@ -19,6 +19,7 @@ Result<std::unique_ptr<LimitsManager>> create_limits_manager(const LimitsOptions
   cgroup_options.instance = options.instance;
   cgroup_options.daemon_memory_min = options.daemon_memory_min;
   cgroup_options.systemd_scope = static_cast<cgroups::CgroupOptions::SystemdScope>(options.systemd_scope);
+  cgroup_options.keep_populated_groups = options.keep_populated_groups;
   auto manager = cgroups::create_cgroup_manager(cgroup_options);
   if (manager.ok()) return manager;
   if (options.preference == MechanismPreference::kCgroup) {

@@ -25,6 +25,8 @@ struct LimitsOptions {
   // cgroup_delegation.h), else fall back to rlimits with the reason.
   enum class SystemdScope { kNever, kIfNotWritable, kAlways };
   SystemdScope systemd_scope = SystemdScope::kNever;
+  // Durable sessions: groups a previous daemon left with processes in them stay at start.
+  bool keep_populated_groups = false;
 };
 
 Result<std::unique_ptr<LimitsManager>> create_limits_manager(const LimitsOptions& options);

@@ -108,6 +108,9 @@ class LimitsManager {
   virtual const MechanismStatus& status() const = 0;
   // Shutdown: kill every group's processes and remove what can be removed.
   virtual void shutdown() {}
+  // Shutdown of a restart that keeps sessions: groups that still hold processes stay (with
+  // their limits) for the next daemon; the rest goes as in shutdown().
+  virtual void shutdown_keeping_running() { shutdown(); }
   // Waits until the groups destroyed so far are removed (where the mechanism removes them off
   // the caller's thread) and any prepared groups are ready. For tests and benchmarks.
   virtual void settle() {}

@@ -89,6 +89,10 @@ class CgroupManager : public LimitsManager {
     pool_->stop();
     tree_->remove_everything();
   }
+  void shutdown_keeping_running() override {
+    pool_->stop();
+    tree_->remove_everything(/*keep_populated=*/true);
+  }
   void settle() override { pool_->settle(); }
 
  private:
@@ -123,7 +127,7 @@ Result<std::unique_ptr<LimitsManager>> create_cgroup_manager(const CgroupOptions
   CODEXD_ASSIGN_OR_RETURN(Layout layout, user_scope(options, std::move(found)));
   MechanismStatus status;
   CODEXD_ASSIGN_OR_RETURN(auto tree, CgroupTree::open(std::move(layout), options.instance, status.warnings,
-                                                      options.daemon_memory_min));
+                                                      options.daemon_memory_min, options.keep_populated_groups));
   const Layout& used = tree->layout();
   if (used.memory < 0 && used.pids < 0) {
     return Unavailable("neither the memory nor the pids controller is usable (" + describe(used) + ")");

@@ -22,6 +22,9 @@ struct CgroupOptions {
   enum class SystemdScope { kNever, kIfNotWritable, kAlways };
   SystemdScope systemd_scope = SystemdScope::kNever;
   int systemd_timeout_ms = 5000;
+  // Durable sessions: a previous daemon's groups that still hold processes are left alone at
+  // start (their sessions' shims are adopted).
+  bool keep_populated_groups = false;
 };
 
 Result<std::unique_ptr<LimitsManager>> create_cgroup_manager(const CgroupOptions& options);

@@ -90,7 +90,8 @@ Result<ReadyGroup> GroupPool::make_group(const std::string& agent, const Resourc
   std::string leaf;
   {
     std::lock_guard lock(mutex_);
-    leaf = "g" + std::to_string(++serial_);
+    // The pid keeps a restarted daemon's names apart from the groups it adopted.
+    leaf = "g" + std::to_string(::getpid()) + "-" + std::to_string(++serial_);
   }
   Result<GroupDirs> dirs = Unavailable("not made");
   // Twice: the worker may have removed the agent's directory (its last group went) just now.

@@ -151,7 +151,8 @@ std::string escape_component(const std::string& name) {
 }
 
 Result<std::shared_ptr<CgroupTree>> CgroupTree::open(Layout layout, const std::string& instance,
-                                                     std::vector<std::string>& warnings, uint64_t daemon_memory_min) {
+                                                     std::vector<std::string>& warnings, uint64_t daemon_memory_min,
+                                                     bool keep_populated) {
   const std::string name = escape_component(instance);
   std::string delegated_base, delegation;
   if (layout.v2 >= 0) {
@@ -181,6 +182,7 @@ Result<std::shared_ptr<CgroupTree>> CgroupTree::open(Layout layout, const std::s
     GroupDirs dirs;
     std::string relative = dir.substr(tree->bases_[0].size());
     for (const auto& base : tree->bases_) dirs.push_back(base + relative);
+    if (keep_populated && tree->populated(dirs)) continue;
     tree->remove(dirs);
   }
   return tree;
@@ -289,12 +291,13 @@ void CgroupTree::sweep() {
   for (const auto& dirs : pending) remove(dirs);
 }
 
-void CgroupTree::remove_everything() {
+void CgroupTree::remove_everything(bool keep_populated) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   for (const auto& dir : leftovers(bases_[0])) {
     GroupDirs dirs;
     std::string relative = dir.substr(bases_[0].size());
     for (const auto& base : bases_) dirs.push_back(base + relative);
+    if (keep_populated && populated(dirs)) continue;
     kill(dirs);
     if (layout_.v2 >= 0) wait_unpopulated(dirs[layout_.v2], deadline);
     remove(dirs);

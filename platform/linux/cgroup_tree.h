@@ -25,9 +25,12 @@ class CgroupTree {
   // Where systemd delegated the daemon's v2 cgroup (Delegate=yes), the daemon moves into its
   // daemon/ leaf (memory.min `daemon_memory_min`) and the tree is that cgroup itself
   // (cgroup_delegation.h); elsewhere it is <own>/codexd-<instance>.
+  // A previous run's groups are removed, except, with `keep_populated`, those that still hold
+  // processes (durable sessions whose shims a restarted daemon adopts).
   static Result<std::shared_ptr<CgroupTree>> open(Layout layout, const std::string& instance,
                                                   std::vector<std::string>& warnings,
-                                                  uint64_t daemon_memory_min = uint64_t{64} << 20);
+                                                  uint64_t daemon_memory_min = uint64_t{64} << 20,
+                                                  bool keep_populated = false);
 
   // The agent's directory in each hierarchy, made where missing; `budget` is written when the
   // directory is new or `rewrite` is set (the agent's budget changed).
@@ -49,8 +52,9 @@ class CgroupTree {
   bool try_remove(const GroupDirs& dirs, bool with_agent);
   // Retries the graveyard.
   void sweep();
-  // Shutdown: kill and remove every group, waiting a little for dying processes.
-  void remove_everything();
+  // Shutdown: kill and remove every group, waiting a little for dying processes; with
+  // `keep_populated` (a restart that keeps sessions) groups that hold processes stay as they are.
+  void remove_everything(bool keep_populated = false);
 
   const Layout& layout() const { return layout_; }
   const std::vector<std::string>& bases() const { return bases_; }

@@ -1,5 +1,7 @@
 #include "tests/integration/process_probe.h"
 
+#include <map>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -93,6 +95,27 @@ size_t open_fd_count(pid_t pid) {
   }
   ::closedir(dir);
   return n;
+}
+
+std::map<std::string, size_t> open_fd_kinds(pid_t pid) {
+  std::map<std::string, size_t> kinds;
+  const std::string base = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = ::opendir(base.c_str());
+  if (!dir) return kinds;
+  while (auto* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    char target[512];
+    ssize_t n = ::readlink((base + "/" + entry->d_name).c_str(), target, sizeof target - 1);
+    if (n <= 0) continue;
+    std::string what(target, static_cast<size_t>(n));
+    // "socket:[123]" -> "socket", "anon_inode:[eventfd]" -> "anon_inode:[eventfd]", a path -> "file"
+    if (what.rfind("socket:", 0) == 0) what = "socket";
+    else if (what.rfind("pipe:", 0) == 0) what = "pipe";
+    else if (what[0] == '/') what = "file";
+    ++kinds[what];
+  }
+  ::closedir(dir);
+  return kinds;
 }
 
 bool wait_process_exit(pid_t pid, std::chrono::milliseconds guard) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct ChildProcess {
 std::vector<ChildProcess> children_of(pid_t parent);
 // Open descriptors of a process (/proc/<pid>/fd).
 size_t open_fd_count(pid_t pid);
+// The process's descriptors by kind ("socket", "pipe", "file", "anon_inode:[eventfd]", ...).
+std::map<std::string, size_t> open_fd_kinds(pid_t pid);
 
 // Waits (pidfd readiness, bounded by `guard`) until `pid` has exited. True when it is gone or a
 // zombie; false if it still runs after the guard.

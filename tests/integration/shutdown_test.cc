@@ -58,15 +58,20 @@ TEST(Shutdown, SigtermKillsEverySessionRemovesTheSocketAndExitsZero) {
   for (const auto& s : sessions) leaders.push_back(s.pid());
   std::sort(leaders.begin(), leaders.end());
 
-  // The daemon's children are exactly the live session leaders, none of them a zombie.
+  // The daemon's children are exactly the sessions' shims (durable sessions), and theirs the
+  // live session leaders; none of them a zombie.
   auto children = children_of(daemon.pid());
-  std::vector<pid_t> child_pids;
+  EXPECT_EQ(children.size(), leaders.size());
+  std::vector<pid_t> grandchild_pids;
   for (const auto& c : children) {
     EXPECT_NE(c.state, 'Z') << "zombie child " << c.pid;
-    child_pids.push_back(c.pid);
+    for (const auto& g : children_of(c.pid)) {
+      EXPECT_NE(g.state, 'Z') << "zombie session leader " << g.pid;
+      grandchild_pids.push_back(g.pid);
+    }
   }
-  std::sort(child_pids.begin(), child_pids.end());
-  EXPECT_EQ(child_pids, leaders);
+  std::sort(grandchild_pids.begin(), grandchild_pids.end());
+  EXPECT_EQ(grandchild_pids, leaders);
 
   // A call waiting when the daemon stops is ended (UNAVAILABLE), not left hanging.
   grpc::ClientContext waiting_context;

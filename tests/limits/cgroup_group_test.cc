@@ -109,7 +109,7 @@ TEST_F(CgroupGroupTest, TheChildIsInItsGroupWithItsLimitsBeforeItRuns) {
   }
   EXPECT_EQ(testing::wait_exit_code(child.pid), 0);
   // Every hierarchy codexd uses puts the child in <tree>/sessions/agent%2Fone/g<N>.
-  EXPECT_THAT(all, ::testing::ContainsRegex("/sessions/agent%2Fone/g[0-9]+\n"));
+  EXPECT_THAT(all, ::testing::ContainsRegex("/sessions/agent%2Fone/g[0-9]+-[0-9]+\n"));
   EXPECT_THAT(all, ::testing::Not(::testing::HasSubstr("0::/\n")));
   // pids.max of the session and of its agent.
   bool found = false;

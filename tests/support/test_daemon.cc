@@ -188,6 +188,13 @@ int TestDaemon::stop() {
   return wait_exit_code(pid_);
 }
 
+int TestDaemon::stop_with(int signal) {
+  if (stopped_ || pid_ <= 0) return -1;
+  stopped_ = true;
+  ::kill(pid_, signal);
+  return wait_exit_code(pid_);
+}
+
 int TestDaemon::crash() {
   if (stopped_ || pid_ <= 0) return -1;
   stopped_ = true;

@@ -60,6 +60,8 @@ class TestDaemon {
 
   // SIGTERM and wait; returns the exit status (exit code, or 128+signal).
   int stop();
+  // `signal` (SIGUSR1: stop and keep the sessions) and wait; the exit status.
+  int stop_with(int signal);
   // SIGKILL to the daemon process alone (what it started keeps running) and wait; 128+9.
   int crash();
   // Starts the daemon again on the same directory, config, socket and state (after stop() or

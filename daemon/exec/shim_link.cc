@@ -1,0 +1,266 @@
+#include "daemon/exec/shim_link.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <boost/asio/write.hpp>
+#include <chrono>
+
+#include "daemon/exec/exit_status.h"
+#include "platform/posix/fd_passing.h"
+#include "platform/posix/fd_util.h"
+
+namespace codexd::exec {
+namespace {
+
+namespace asio = boost::asio;
+using shim::Type;
+
+// A shim answers within milliseconds; these bound a stuck or dead one.
+constexpr int kSpawnReplyTimeoutMs = 10'000;
+constexpr int kStateReplyTimeoutMs = 2'000;
+
+// One message, waiting at most `timeout_ms`. NotFound when the peer closed.
+Result<std::string> receive_one(int fd, int timeout_ms, size_t max_bytes) {
+  pollfd p{fd, POLLIN, 0};
+  int ready = ::poll(&p, 1, timeout_ms);
+  if (ready == 0) {
+    return Status(StatusCode::kDeadlineExceeded, "the shim did not answer within " + std::to_string(timeout_ms) + " ms");
+  }
+  if (ready < 0) return ErrnoStatus("poll", errno);
+  std::string buffer(max_bytes, '\0');
+  ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
+  if (n < 0) return ErrnoStatus("recv from the shim", errno);
+  if (n == 0) return NotFound("the shim closed the connection");
+  buffer.resize(static_cast<size_t>(n));
+  return buffer;
+}
+
+Status send_message(int fd, const std::string& message) {
+  if (::send(fd, message.data(), message.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(message.size())) {
+    if (errno == EMSGSIZE) return InvalidArgument("the command's argv and environment are too large for the session shim");
+    return ErrnoStatus("send to the shim", errno);
+  }
+  return Status::Ok();
+}
+
+void widen_send_buffer(int fd, size_t bytes) {
+  int size = static_cast<int>(bytes);
+  if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) != 0) {
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  }
+}
+
+}  // namespace
+
+ShimLink::ShimLink(asio::io_context& io, int fd, pid_t pid)
+    : socket_(io, fd), pid_(pid), buffer_(shim::kMaxMessage), shim_pid_(peer_pid(fd)) {}
+
+pid_t ShimLink::peer_pid(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : -1;
+}
+
+ShimLink::~ShimLink() = default;
+
+Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const ShimConfig& config,
+                                                   const std::string& session_dir, const posix::SpawnRequest& request,
+                                                   size_t attach_window_bytes) {
+  CODEXD_ASSIGN_OR_RETURN(posix::SocketPair pair, posix::make_seqpacket_pair());
+  widen_send_buffer(pair.first.get(), shim::kMaxSpawnMessage);
+  posix::SpawnRequest shim_request;
+  shim_request.executable = config.shim_path;
+  shim_request.argv = {config.shim_path, session_dir};
+  shim_request.cwd = "/";
+  shim_request.stdio = posix::StdioMode::kPipesMerged;
+  shim_request.parent_death_signal = 0;  // it outlives the daemon: that is its job
+  shim_request.pass_fd = pair.second.get();
+  auto started = posix::spawn_process(shim_request);
+  if (!started.ok()) return Unavailable("cannot start the session shim " + config.shim_path + ": " + started.status().message());
+  posix::SpawnedProcess shim_process = std::move(*started);
+  pair.second.reset();
+  shim_process.output.reset();  // the shim puts its stdio on /dev/null
+  auto fail = [&](Status why) -> Status {
+    // It ends by itself once its socket closes or the spawn failed; reap it here.
+    pair.first.reset();
+    reap_child(shim_process.pidfd.get());
+    return why;
+  };
+
+  std::vector<int> fds;
+  if (request.pass_fd >= 0) fds.push_back(request.pass_fd);
+  fds.insert(fds.end(), request.join_fds.begin(), request.join_fds.end());
+  if (Status sent = posix::send_fds(pair.first.get(), shim::encode(Type::kSpawnFds), fds); !sent.ok()) return fail(sent);
+  if (Status sent = send_message(pair.first.get(), shim::encode(Type::kSpawn, shim::spawn_request_json(request, attach_window_bytes)));
+      !sent.ok()) {
+    return fail(sent);
+  }
+  auto reply = receive_one(pair.first.get(), kSpawnReplyTimeoutMs, shim::kMaxMessage);
+  if (!reply.ok()) return fail(Unavailable("session shim: " + reply.status().message()));
+  const std::string_view message = *reply;
+  if (message[0] == static_cast<char>(Type::kSpawnFailed)) return fail(Unavailable(std::string(message.substr(1))));
+  if (message[0] != static_cast<char>(Type::kSpawned)) return fail(Internal("session shim: unexpected first message"));
+  auto pid = shim::decode_pid(message.substr(1));
+  if (!pid.ok()) return fail(pid.status());
+
+  std::shared_ptr<ShimLink> link(new ShimLink(io, pair.first.release(), *pid));
+  // The shim is our child until we go: reap it when it ends, whenever that is.
+  auto shim_pidfd = std::make_shared<asio::posix::stream_descriptor>(io, shim_process.pidfd.release());
+  shim_pidfd->async_wait(asio::posix::stream_descriptor::wait_read, [shim_pidfd](const boost::system::error_code& ec) {
+    if (!ec) reap_if_exited(shim_pidfd->native_handle());
+  });
+  return link;
+}
+
+Result<std::shared_ptr<ShimLink>> ShimLink::reconnect(asio::io_context& io, const std::string& session_dir,
+                                                      shim::ShimState& state) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  if (!fd) return ErrnoStatus("socket", errno);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string path = session_dir + "/shim.sock";
+  if (path.size() >= sizeof addr.sun_path) return InvalidArgument("session directory path too long: " + session_dir);
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    return ErrnoStatus("no shim answers at " + path, errno);
+  }
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::geteuid()) {
+    return PermissionDenied(path + " is not served by a shim of this daemon's uid");
+  }
+  CODEXD_RETURN_IF_ERROR(send_message(fd.get(), shim::encode(Type::kHello)));
+  auto reply = receive_one(fd.get(), kStateReplyTimeoutMs, shim::kMaxMessage);
+  if (!reply.ok()) {
+    if (reply.status().code() == StatusCode::kNotFound) {
+      return Unavailable("the shim at " + path + " is serving another daemon");
+    }
+    return reply.status();
+  }
+  if ((*reply)[0] != static_cast<char>(Type::kState)) return Internal("shim at " + path + " did not send its state");
+  CODEXD_ASSIGN_OR_RETURN(state, shim::parse_state(std::string_view(*reply).substr(1)));
+  if (state.protocol != shim::kShimProtocolVersion) {
+    return FailedPrecondition("the shim at " + path + " speaks protocol " + std::to_string(state.protocol) +
+                              ", this daemon " + std::to_string(shim::kShimProtocolVersion));
+  }
+  return std::shared_ptr<ShimLink>(new ShimLink(io, fd.release(), state.pid));
+}
+
+void ShimLink::start(Handlers handlers) {
+  handlers_ = std::move(handlers);
+  read_next();
+}
+
+void ShimLink::set_paused(bool paused) {
+  paused_ = paused;
+  if (!paused_) read_next();
+}
+
+void ShimLink::read_next() {
+  if (closed_ || reading_ || paused_) return;
+  reading_ = true;
+  socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
+    self->reading_ = false;
+    if (self->closed_) return;
+    if (ec || n == 0) {
+      self->lost(ec ? ec.message() : "connection closed");
+      return;
+    }
+    self->on_message(std::string_view(self->buffer_.data(), n));
+    self->read_next();
+  });
+}
+
+void ShimLink::on_message(std::string_view message) {
+  const std::string_view payload = message.substr(1);
+  switch (static_cast<Type>(message[0])) {
+    case Type::kOutput: {
+      auto data = shim::decode_offset_data(payload);
+      if (data.ok() && handlers_.on_output) handlers_.on_output(data->first, data->second);
+      break;
+    }
+    case Type::kOutputClosed:
+      if (handlers_.on_output_closed) handlers_.on_output_closed();
+      break;
+    case Type::kExited: {
+      auto status = shim::decode_exit(payload);
+      if (status.ok() && handlers_.on_exit) handlers_.on_exit(*status);
+      break;
+    }
+    default: break;  // kSpawned was read by launch(); anything else is ignored
+  }
+}
+
+void ShimLink::send(std::string message) {
+  if (closed_) return;
+  outbox_.push_back(std::move(message));
+  pump();
+}
+
+void ShimLink::pump() {
+  if (writing_ || outbox_.empty() || closed_) return;
+  writing_ = true;
+  asio::async_write(socket_, asio::buffer(outbox_.front()), [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+    self->writing_ = false;
+    if (self->outbox_.empty()) return;
+    self->outbox_.pop_front();
+    if (ec) return;  // the read side reports the loss
+    self->pump();
+  });
+}
+
+void ShimLink::send_input(std::string_view data) {
+  while (!data.empty()) {
+    const size_t n = std::min(data.size(), shim::kMaxChunk);
+    send(shim::encode(Type::kInput, data.substr(0, n)));
+    data.remove_prefix(n);
+  }
+}
+
+void ShimLink::resize(unsigned short rows, unsigned short cols) { send(shim::encode_resize(rows, cols)); }
+void ShimLink::delivered(uint64_t offset) { send(shim::encode_u64(Type::kDelivered, offset)); }
+void ShimLink::reap() { send(shim::encode(Type::kReap)); }
+
+void ShimLink::release() {
+  if (closed_) return;
+  // Synchronously: the daemon may be shutting down, and the shim must hear it.
+  const std::string message = shim::encode(Type::kRelease);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    if (::send(socket_.native_handle(), message.data(), message.size(), MSG_NOSIGNAL | MSG_DONTWAIT) >= 0) break;
+    if (errno != EAGAIN && errno != EINTR) break;
+    pollfd p{socket_.native_handle(), POLLOUT, 0};
+    ::poll(&p, 1, 20);  // a full buffer (queued input) drains in microseconds
+  }
+  detach();
+}
+
+void ShimLink::release_and_wait(int timeout_ms) {
+  if (closed_) return;
+  UniqueFd shim(shim_pid_ > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, shim_pid_, 0)) : -1);
+  release();
+  if (!shim) return;
+  pollfd p{shim.get(), POLLIN, 0};
+  ::poll(&p, 1, timeout_ms);
+}
+
+void ShimLink::detach() {
+  if (closed_) return;
+  closed_ = true;
+  outbox_.clear();
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+}
+
+void ShimLink::lost(const std::string& why) {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  if (handlers_.on_lost) handlers_.on_lost(why);
+}
+
+}  // namespace codexd::exec

@@ -1,0 +1,92 @@
+// The daemon's end of a session's shim (daemon/shim/shim.h): starting one for a new session,
+// reconnecting to one a previous daemon left running, and the message stream in between.
+// Runs on the core io thread like the Session that owns it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "daemon/exec/shim_protocol.h"
+#include "platform/posix/spawn.h"
+
+namespace codexd::exec {
+
+// Where shims live and what they are.
+struct ShimConfig {
+  std::string shim_path;     // the codexd-shim executable
+  std::string sessions_dir;  // <state_dir>/sessions: one directory per session, 0700
+};
+
+class ShimLink : public std::enable_shared_from_this<ShimLink> {
+ public:
+  struct Handlers {
+    std::function<void(uint64_t offset, std::string_view data)> on_output;
+    std::function<void()> on_output_closed;
+    std::function<void(const ExitStatus&)> on_exit;
+    std::function<void(const std::string& why)> on_lost;  // the shim went away
+  };
+
+  // Starts a shim in `session_dir` and has it spawn `request` (its pass_fd and join_fds are
+  // handed over; the caller keeps and closes its own copies). Waits, bounded, for the shim
+  // to report the command's pid. On failure nothing is left running.
+  static Result<std::shared_ptr<ShimLink>> launch(boost::asio::io_context& io, const ShimConfig& config,
+                                                  const std::string& session_dir, const posix::SpawnRequest& request,
+                                                  size_t attach_window_bytes);
+  // Connects to the shim listening in `session_dir` and asks for its state (bounded wait).
+  static Result<std::shared_ptr<ShimLink>> reconnect(boost::asio::io_context& io, const std::string& session_dir,
+                                                     shim::ShimState& state);
+
+  ~ShimLink();
+  ShimLink(const ShimLink&) = delete;
+  ShimLink& operator=(const ShimLink&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Starts delivering messages to `handlers` (called on the io thread).
+  void start(Handlers handlers);
+
+  void send_input(std::string_view data);
+  void resize(unsigned short rows, unsigned short cols);
+  void delivered(uint64_t offset);
+  void reap();
+  // The session is over: the shim kills what is left, reaps, removes its directory and ends.
+  void release();
+  // release(), then waits (at most `timeout_ms`) for the shim to have ended, so that the
+  // command is gone and reaped when it returns (daemon shutdown).
+  void release_and_wait(int timeout_ms);
+  // Stops (or resumes) reading from the shim: a lossless Attach watcher that lags holds the
+  // stream back, and the shim then holds the command back.
+  void set_paused(bool paused);
+  // The daemon goes away and leaves the session running: the connection is closed, the shim
+  // keeps the command and waits for the next daemon.
+  void detach();
+
+ private:
+  ShimLink(boost::asio::io_context& io, int fd, pid_t pid);
+  static pid_t peer_pid(int fd);
+  void read_next();
+  void on_message(std::string_view message);
+  void send(std::string message);
+  void pump();
+  void lost(const std::string& why);
+
+  boost::asio::posix::stream_descriptor socket_;
+  pid_t pid_;
+  Handlers handlers_;
+  std::vector<char> buffer_;
+  std::deque<std::string> outbox_;
+  bool writing_ = false;
+  bool closed_ = false;
+  bool reading_ = false;
+  bool paused_ = false;
+  pid_t shim_pid_ = -1;  // SO_PEERCRED of the socket
+};
+
+}  // namespace codexd::exec

@@ -1,0 +1,101 @@
+// The wire between codexd and a session's shim (daemon/shim/): one SOCK_SEQPACKET socket,
+// so the kernel keeps message boundaries and order, and no framing code is needed. Each
+// message is a type byte and a payload; numbers are little-endian (both ends are the same
+// machine, but a fixed order keeps the format a format). Versioned by kShimProtocolVersion,
+// which the shim reports in its state so that a newer daemon can refuse an older shim clearly.
+//
+// daemon -> shim                           shim -> daemon
+//   kSpawnFds  (descriptors, see below)      kSpawned  pid
+//   kSpawn     SpawnRequest as JSON          kSpawnFailed  message
+//   kHello     (a daemon reconnecting)       kState    ShimState as JSON (answer to kHello)
+//   kInput     bytes for the command         kOutput   offset + bytes
+//   kResize    rows, cols                    kOutputClosed
+//   kDelivered offset the client has seen    kExited   exit code, signal, core flag
+//   kReap      reap the exited leader
+//   kRelease   session over: kill, reap, remove the record, exit
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "daemon/exec/exit_status.h"
+#include "platform/posix/spawn.h"
+
+namespace codexd::exec::shim {
+
+inline constexpr int kShimProtocolVersion = 1;
+// The largest message either side sends: output and input travel in chunks of at most this
+// many bytes (plus the header). Both ends size their socket buffers for several of them.
+// A whole message stays within 64 KiB: asio::async_write hands the kernel at most 65536
+// bytes per write, and on a SOCK_SEQPACKET socket each write is one message, so a longer one
+// would arrive as two (the second read as garbage).
+inline constexpr size_t kMaxMessage = 64 * 1024;
+inline constexpr size_t kMaxChunk = kMaxMessage - 64;
+// A spawn request (argv + environment) may be larger than one chunk.
+inline constexpr size_t kMaxSpawnMessage = 4 * 1024 * 1024;
+
+enum class Type : char {
+  kSpawnFds = 'F',
+  kSpawn = 'S',
+  kHello = 'H',
+  kInput = 'I',
+  kResize = 'Z',
+  kDelivered = 'D',
+  kReap = 'P',
+  kRelease = 'X',
+  kSpawned = 's',
+  kSpawnFailed = 'f',
+  kState = 't',
+  kOutput = 'o',
+  kOutputClosed = 'c',
+  kExited = 'e',
+};
+
+// What a reconnecting daemon learns from a shim.
+struct ShimState {
+  int protocol = kShimProtocolVersion;
+  pid_t pid = -1;
+  uint64_t begin_offset = 0;      // oldest output byte the shim still holds
+  uint64_t end_offset = 0;        // total output bytes so far
+  uint64_t delivered_offset = 0;  // what the last daemon said its clients had seen
+  bool output_closed = false;
+  bool input_open = false;
+  bool reaped = false;  // the daemon said kReap: the pid may belong to someone else now
+  std::optional<ExitStatus> exit;
+};
+
+// Encoders: the whole message, ready for one send().
+std::string encode(Type type, std::string_view payload = {});
+std::string encode_offset_data(Type type, uint64_t offset, std::string_view data);  // kOutput
+std::string encode_u64(Type type, uint64_t value);                                   // kDelivered
+std::string encode_resize(unsigned short rows, unsigned short cols);
+std::string encode_exit(const ExitStatus& status);
+std::string encode_pid(pid_t pid);
+
+// Decoders of a payload (the message without its type byte). InvalidArgument when short.
+Result<std::pair<uint64_t, std::string_view>> decode_offset_data(std::string_view payload);
+Result<uint64_t> decode_u64(std::string_view payload);
+Result<std::pair<unsigned short, unsigned short>> decode_resize(std::string_view payload);
+Result<ExitStatus> decode_exit(std::string_view payload);
+Result<pid_t> decode_pid(std::string_view payload);
+
+// The spawn request without its descriptors (pass_fd and join_fds travel in kSpawnFds, in that
+// order; `pass_fd_count` says whether the first one is pass_fd).
+std::string spawn_request_json(const posix::SpawnRequest& request, size_t attach_window_bytes);
+struct DecodedSpawn {
+  posix::SpawnRequest request;  // pass_fd and join_fds unset
+  bool has_pass_fd = false;
+  size_t join_fd_count = 0;
+  size_t attach_window_bytes = 1024 * 1024;
+};
+Result<DecodedSpawn> parse_spawn_request(std::string_view json);
+
+std::string state_json(const ShimState& state);
+Result<ShimState> parse_state(std::string_view json);
+
+}  // namespace codexd::exec::shim

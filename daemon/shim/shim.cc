@@ -1,0 +1,406 @@
+#include "daemon/shim/shim.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/write.hpp>
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "daemon/exec/exit_status.h"
+#include "daemon/exec/output_ring.h"
+#include "daemon/exec/shim_protocol.h"
+#include "platform/posix/fd_passing.h"
+#include "platform/posix/pty.h"
+#include "platform/posix/spawn.h"
+
+namespace codexd::shim {
+namespace {
+
+namespace asio = boost::asio;
+namespace proto = exec::shim;
+using proto::Type;
+
+constexpr const char* kSocketName = "shim.sock";
+
+// ---- start-up steps ---------------------------------------------------------------------------
+
+// No core files (the ring holds the command's output), not dumpable, stdio on /dev/null (the
+// daemon that started us may be gone), its own session (a signal to the daemon's process
+// group is not ours), every descriptor but the control socket closed.
+bool harden_and_detach(int control_fd) {
+  rlimit none{0, 0};
+  if (::setrlimit(RLIMIT_CORE, &none) != 0) return false;
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return false;
+  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0) return false;
+  for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
+  if (null > 2) ::close(null);
+  ::setsid();
+  for (int fd = 3; fd < 1024; ++fd) {
+    if (fd != control_fd) ::close(fd);
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+  ::signal(SIGINT, SIG_IGN);
+  return true;
+}
+
+// The socket a later daemon connects to: <session_dir>/shim.sock, 0600, only our uid.
+UniqueFd listen_in(const std::string& dir) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) return {};
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string path = dir + "/" + kSocketName;
+  if (path.size() >= sizeof addr.sun_path) return {};
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  ::unlink(path.c_str());
+  const mode_t old = ::umask(0177);
+  const int bound = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::umask(old);
+  if (bound != 0 || ::listen(fd.get(), 4) != 0) return {};
+  return fd;
+}
+
+// The spawn request: first its descriptors, then the JSON (blocking; the daemon sends both
+// right after starting us).
+struct Received {
+  proto::DecodedSpawn spawn;
+  std::vector<UniqueFd> fds;
+};
+Result<Received> receive_spawn(int control_fd) {
+  CODEXD_ASSIGN_OR_RETURN(posix::ReceivedFds fds, posix::receive_fds(control_fd));
+  if (fds.payload.empty() || fds.payload[0] != static_cast<char>(Type::kSpawnFds)) {
+    return InvalidArgument("expected the spawn descriptors first");
+  }
+  std::string buffer(proto::kMaxSpawnMessage, '\0');
+  ssize_t n = ::recv(control_fd, buffer.data(), buffer.size(), 0);
+  if (n <= 0) return InvalidArgument("no spawn request");
+  buffer.resize(static_cast<size_t>(n));
+  if (buffer[0] != static_cast<char>(Type::kSpawn)) return InvalidArgument("expected a spawn request");
+  CODEXD_ASSIGN_OR_RETURN(proto::DecodedSpawn spawn, proto::parse_spawn_request(std::string_view(buffer).substr(1)));
+  if (fds.fds.size() != spawn.join_fd_count + (spawn.has_pass_fd ? 1 : 0)) {
+    return InvalidArgument("spawn request and descriptors do not match");
+  }
+  return Received{std::move(spawn), std::move(fds.fds)};
+}
+
+// ---- the running shim ------------------------------------------------------------------------
+
+class Keeper {
+ public:
+  Keeper(asio::io_context& io, std::string dir, posix::SpawnedProcess process, size_t window, bool input_open)
+      : io_(io),
+        dir_(std::move(dir)),
+        pid_(process.pid),
+        pidfd_(io, process.pidfd.release()),
+        output_(io, process.output.release()),
+        input_(io),
+        control_(io),
+        listener_(io),
+        ring_(std::max(window, 4 * proto::kMaxChunk)),  // room to read while a chunk is in flight
+        read_buffer_(proto::kMaxChunk) {
+    if (process.input.valid() && input_open) input_.assign(process.input.release());
+  }
+
+  void start(UniqueFd control, UniqueFd listener) {
+    listener_.assign(listener.release());
+    connect(std::move(control), false);
+    send(proto::encode_pid(pid_));
+    watch_exit();
+    read_output();
+    accept_next();
+  }
+
+  bool done() const { return released_; }
+
+ private:
+  // -- the daemon connection --
+  // The first daemon has seen nothing yet; a reconnecting one says kHello and gets the state
+  // before any output.
+  void connect(UniqueFd fd, bool reconnect) {
+    control_.assign(fd.release());
+    connected_ = true;
+    awaiting_hello_ = reconnect;
+    sent_ = ring_.end_offset();
+    read_control();
+  }
+
+  void disconnect() {
+    boost::system::error_code ignored;
+    control_.close(ignored);
+    connected_ = false;
+    outbox_.clear();
+    writing_ = false;
+    read_output();  // no daemon to wait for: keep reading, the ring bounds what is kept
+  }
+
+  void accept_next() {
+    listener_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+      if (ec) return;
+      UniqueFd peer(::accept4(listener_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      if (peer) {
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        const bool same_uid = ::getsockopt(peer.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == ::geteuid();
+        // One daemon at a time, and only ours.
+        if (!connected_ && same_uid) connect(std::move(peer), true);
+      }
+      accept_next();
+    });
+  }
+
+  void read_control() {
+    control_.async_read_some(asio::buffer(control_buffer_), [this](const boost::system::error_code& ec, size_t n) {
+      if (ec || n == 0) {
+        if (ec != asio::error::operation_aborted) disconnect();
+        return;
+      }
+      on_control(std::string_view(control_buffer_.data(), n));
+      if (connected_ && !released_) read_control();
+    });
+  }
+
+  void on_control(std::string_view message) {
+    const Type type = static_cast<Type>(message[0]);
+    const std::string_view payload = message.substr(1);
+    switch (type) {
+      case Type::kHello:
+        awaiting_hello_ = false;
+        send_state();
+        break;
+      case Type::kInput: write_input(std::string(payload)); break;
+      case Type::kResize: {
+        auto size = proto::decode_resize(payload);
+        if (size.ok() && output_.is_open()) posix::resize_pty(output_.native_handle(), size->first, size->second).ok();
+        break;
+      }
+      case Type::kDelivered: {
+        auto offset = proto::decode_u64(payload);
+        if (offset.ok()) delivered_ = std::max(delivered_, *offset);
+        break;
+      }
+      case Type::kReap: reap(); break;
+      case Type::kRelease: release(); break;
+      default: break;  // unknown from a newer daemon: ignored
+    }
+  }
+
+  // After kHello: the state, then every byte still held, then live output.
+  void send_state() {
+    proto::ShimState state;
+    state.pid = pid_;
+    state.begin_offset = ring_.begin_offset();
+    state.end_offset = ring_.end_offset();
+    state.delivered_offset = delivered_;
+    state.output_closed = output_closed_;
+    state.input_open = input_.is_open();
+    state.reaped = reaped_;
+    state.exit = exit_;
+    send(proto::encode(Type::kState, proto::state_json(state)));
+    sent_ = ring_.begin_offset();
+    flush_ring();
+    if (output_closed_) send(proto::encode(Type::kOutputClosed));
+    if (exit_) send(proto::encode_exit(*exit_));
+  }
+
+  void send(std::string message) {
+    if (!connected_ || awaiting_hello_) return;
+    outbox_.push_back(std::move(message));
+    pump();
+  }
+
+  void pump() {
+    if (writing_ || outbox_.empty() || !connected_) return;
+    writing_ = true;
+    asio::async_write(control_, asio::buffer(outbox_.front()), [this](const boost::system::error_code& ec, size_t) {
+      writing_ = false;
+      if (ec) {
+        if (ec != asio::error::operation_aborted) disconnect();
+        return;
+      }
+      outbox_.pop_front();
+      if (outbox_.empty()) {
+        flush_ring();
+        read_output();  // room again for output the daemon has not had
+      }
+      pump();
+    });
+  }
+
+  // Output the connected daemon has not had yet, in chunks, from the ring. While a daemon is
+  // connected nothing it has not had is overwritten (the reader waits: back-pressure).
+  void flush_ring() {
+    if (!connected_ || awaiting_hello_) return;
+    if (sent_ < ring_.begin_offset()) sent_ = ring_.begin_offset();
+    while (sent_ < ring_.end_offset() && outbox_.size() < 4) {
+      std::string chunk = ring_.read(sent_, proto::kMaxChunk);
+      outbox_.push_back(proto::encode_offset_data(Type::kOutput, sent_, chunk));
+      sent_ += chunk.size();
+    }
+    pump();
+  }
+
+  // -- the command's output --
+  void read_output() {
+    if (reading_ || output_closed_ || !output_.is_open()) return;
+    if (connected_ && ring_.end_offset() - sent_ + proto::kMaxChunk > ring_.capacity()) return;  // back-pressure
+    reading_ = true;
+    output_.async_read_some(asio::buffer(read_buffer_), [this](const boost::system::error_code& ec, size_t n) {
+      reading_ = false;
+      if (n > 0) {
+        ring_.append(std::string_view(read_buffer_.data(), n));
+        flush_ring();
+      }
+      if (ec) {
+        if (ec == asio::error::operation_aborted) return;
+        output_closed_ = true;  // EOF on a pipe, EIO on a PTY master
+        flush_ring();
+        send(proto::encode(Type::kOutputClosed));
+        return;
+      }
+      read_output();
+    });
+  }
+
+  void write_input(std::string data) {
+    if (!input_.is_open()) return;
+    inbox_.push_back(std::move(data));
+    pump_input();
+  }
+
+  void pump_input() {
+    if (writing_input_ || inbox_.empty() || !input_.is_open()) return;
+    writing_input_ = true;
+    asio::async_write(input_, asio::buffer(inbox_.front()), [this](const boost::system::error_code& ec, size_t) {
+      writing_input_ = false;
+      if (inbox_.empty()) return;
+      inbox_.pop_front();
+      if (ec) {
+        inbox_.clear();
+        return;
+      }
+      pump_input();
+    });
+  }
+
+  // -- the command's exit --
+  void watch_exit() {
+    pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+      if (ec) return;
+      exec::ExitPeek peek = exec::peek_exit(pidfd_.native_handle());
+      if (peek.state == exec::ExitPeek::State::kRunning || peek.state == exec::ExitPeek::State::kError) {
+        watch_exit();
+        return;
+      }
+      // The leader stays a zombie until the daemon says kReap: its pid is the process group
+      // the daemon may still signal.
+      exit_ = peek.state == exec::ExitPeek::State::kExited ? peek.status : exec::ExitStatus{};
+      if (peek.state == exec::ExitPeek::State::kAlreadyReaped) reaped_ = true;
+      boost::system::error_code ignored;
+      input_.close(ignored);
+      inbox_.clear();
+      send(proto::encode_exit(*exit_));
+    });
+  }
+
+  void reap() {
+    if (reaped_ || !exit_) return;
+    exec::reap_if_exited(pidfd_.native_handle());
+    reaped_ = true;
+  }
+
+  // The session is over for the daemon: whatever still runs goes, the leader is reaped, the
+  // state directory is removed, and the shim ends.
+  void release() {
+    if (!reaped_) {
+      posix::signal_process_group(pid_, SIGKILL).ok();
+      exec::reap_child(pidfd_.native_handle());
+      reaped_ = true;
+    }
+    released_ = true;
+    ::unlink((dir_ + "/" + kSocketName).c_str());
+    ::unlink((dir_ + "/session.json").c_str());
+    ::rmdir(dir_.c_str());
+    io_.stop();
+  }
+
+  asio::io_context& io_;
+  std::string dir_;
+  pid_t pid_;
+  asio::posix::stream_descriptor pidfd_;
+  asio::posix::stream_descriptor output_;
+  asio::posix::stream_descriptor input_;
+  asio::posix::stream_descriptor control_;
+  asio::posix::stream_descriptor listener_;
+  exec::OutputRing ring_;
+  std::vector<char> read_buffer_;
+  std::array<char, proto::kMaxMessage> control_buffer_{};
+  std::deque<std::string> outbox_;
+  std::deque<std::string> inbox_;
+  bool connected_ = false;
+  bool awaiting_hello_ = false;
+  bool writing_ = false;
+  bool writing_input_ = false;
+  bool reading_ = false;
+  bool output_closed_ = false;
+  bool reaped_ = false;
+  bool released_ = false;
+  uint64_t sent_ = 0;
+  uint64_t delivered_ = 0;
+  std::optional<exec::ExitStatus> exit_;
+};
+
+}  // namespace
+
+int run_shim(const ShimOptions& options) {
+  if (!harden_and_detach(options.control_fd)) return 3;
+  UniqueFd control(options.control_fd);
+  auto received = receive_spawn(control.get());
+  if (!received.ok()) {
+    std::string message = proto::encode(Type::kSpawnFailed, received.status().message());
+    ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
+    return 4;
+  }
+  UniqueFd listener = listen_in(options.session_dir);
+  if (!listener) {
+    std::string message = proto::encode(Type::kSpawnFailed, "cannot listen in " + options.session_dir);
+    ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
+    return 5;
+  }
+  posix::SpawnRequest request = std::move(received->spawn.request);
+  size_t next = 0;
+  if (received->spawn.has_pass_fd) request.pass_fd = received->fds[next++].get();
+  for (; next < received->fds.size(); ++next) request.join_fds.push_back(received->fds[next].get());
+  // The command dies with its keeper: nobody else could reap it or hold its output.
+  request.parent_death_signal = SIGKILL;
+  const bool input_open = request.stdio == posix::StdioMode::kPty || request.stdin_pipe;
+  auto spawned = posix::spawn_process(request);
+  received->fds.clear();  // the child has its copies
+  if (!spawned.ok()) {
+    std::string message = proto::encode(Type::kSpawnFailed, spawned.status().message());
+    ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
+    ::unlink((options.session_dir + "/" + kSocketName).c_str());
+    return 6;
+  }
+  asio::io_context io(1);
+  Keeper keeper(io, options.session_dir, std::move(*spawned), received->spawn.attach_window_bytes, input_open);
+  keeper.start(std::move(control), std::move(listener));
+  io.run();
+  return 0;
+}
+
+}  // namespace codexd::shim
