@@ -63,6 +63,7 @@ int run_status(const ClientOptions& options) {
   if (!s.config_path().empty()) std::printf("config:    %s\n", s.config_path().c_str());
   std::printf("sessions:  %u live, %u started\n", s.sessions_live(), s.sessions_total());
   std::printf("approvals: %u pending\n", s.approvals_pending());
+  if (!s.approvals_state_error().empty()) std::printf("  not saved: %s\n", s.approvals_state_error().c_str());
   const auto& p = s.policy();
   std::printf("policy:    %u rules, approval policy %s\n", p.rule_count(), p.approval_policy().c_str());
   for (const auto& f : p.files()) {

@@ -2,11 +2,24 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <spdlog/spdlog.h>
 
 namespace codexd::orchestrator {
 
 namespace {
 constexpr size_t kRememberResolved = 4096;
+
+// The saved approvals: command approvals only (a network approval's connection never
+// outlives the daemon).
+bool saveable(const ApprovalTicket& ticket) { return !ticket.network.has_value(); }
+
+// A repeat of the same request by the same requester. Strict on purpose: an approval is
+// never handed to another uid, agent id or call.
+bool same_request(const ApprovalTicket& saved, const ApprovalTicket& asked) {
+  return !asked.call_id.empty() && saved.requester_uid == asked.requester_uid && saved.agent_id == asked.agent_id &&
+         saved.call_id == asked.call_id && saved.argv == asked.argv && saved.cmd == asked.cmd &&
+         saved.workdir == asked.workdir && saved.attempt == asked.attempt && saveable(asked);
+}
 }
 
 const char* review_decision_name(ReviewDecision decision) {
@@ -50,7 +63,104 @@ bool ApprovalBroker::anyone_may_review(const ApprovalTicket& ticket) const {
   return false;
 }
 
+void ApprovalBroker::start_timer(const std::string& id, Pending& pending, std::chrono::steady_clock::duration after) {
+  pending.timer = std::make_unique<boost::asio::steady_timer>(io_, after);
+  pending.timer->async_wait([this, id](const boost::system::error_code& ec) {
+    if (ec) return;
+    ApprovalOutcome outcome;
+    outcome.kind = ApprovalOutcome::Kind::kTimedOut;
+    finish(id, outcome);
+  });
+}
+
+void ApprovalBroker::remember_resolved(const std::string& id, uid_t uid) {
+  resolved_[id] = uid;
+  resolved_order_.push_back(id);
+  if (resolved_order_.size() > kRememberResolved) {
+    resolved_.erase(resolved_order_.front());
+    resolved_order_.pop_front();
+  }
+}
+
+bool ApprovalBroker::prune_unclaimed() {
+  const auto now = std::chrono::system_clock::now();
+  bool pruned = false;
+  for (auto it = unclaimed_.begin(); it != unclaimed_.end();) {
+    if (now - it->second.resolved_at >= kClaimWindow) {
+      it = unclaimed_.erase(it);
+      pruned = true;
+    } else {
+      ++it;
+    }
+  }
+  return pruned;
+}
+
+void ApprovalBroker::persist() {
+  if (!store_ || stopping_) return;
+  std::vector<StoredApproval> saved;
+  for (const auto& [id, p] : pending_) {
+    if (saveable(p.ticket)) saved.push_back(StoredApproval{p.ticket, std::nullopt, std::nullopt});
+  }
+  for (const auto& [id, u] : unclaimed_) saved.push_back(StoredApproval{u.ticket, u.outcome, u.resolved_at});
+  store_->set_approvals(std::move(saved));
+}
+
+ApprovalBroker::Restored ApprovalBroker::restore(std::vector<StoredApproval> approvals) {
+  Restored restored;
+  const auto now = std::chrono::system_clock::now();
+  for (auto& a : approvals) {
+    const std::string id = a.ticket.id;
+    if (id.empty() || pending_.count(id) || unclaimed_.count(id) || !saveable(a.ticket)) continue;
+    if (a.outcome) {
+      remember_resolved(id, a.ticket.requester_uid);
+      unclaimed_.emplace(id, Unclaimed{std::move(a.ticket), *a.outcome, a.resolved_at.value_or(now)});
+      ++restored.resolved;
+      continue;
+    }
+    if (a.ticket.expires_at && *a.ticket.expires_at <= now) {
+      ApprovalOutcome outcome;
+      outcome.kind = ApprovalOutcome::Kind::kTimedOut;
+      remember_resolved(id, a.ticket.requester_uid);
+      unclaimed_.emplace(id, Unclaimed{std::move(a.ticket), outcome, now});
+      ++restored.resolved;
+      ++restored.timed_out;
+      continue;
+    }
+    auto [it, inserted] = pending_.emplace(id, Pending{std::move(a.ticket), nullptr, nullptr, true});
+    if (it->second.ticket.expires_at) {
+      start_timer(id, it->second,
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(*it->second.ticket.expires_at - now));
+    }
+    ++restored.pending;
+  }
+  prune_unclaimed();
+  persist();
+  return restored;
+}
+
 std::string ApprovalBroker::request(ApprovalTicket ticket, Done done) {
+  if (prune_unclaimed()) persist();
+  // A requester asking again after a restart: its restored approval, still pending or decided.
+  for (auto& [pid, p] : pending_) {
+    if (p.restored && !p.done && same_request(p.ticket, ticket)) {
+      p.done = std::move(done);
+      spdlog::info("approval {} (restored) claimed by its requester's repeated request; waiting for a reviewer", pid);
+      return pid;
+    }
+  }
+  for (auto it = unclaimed_.begin(); it != unclaimed_.end(); ++it) {
+    if (!same_request(it->second.ticket, ticket)) continue;
+    const std::string id = it->first;
+    const ApprovalOutcome outcome = it->second.outcome;
+    unclaimed_.erase(it);
+    persist();
+    spdlog::info("approval {} (restored) claimed by its requester's repeated request; already resolved ({})", id,
+                 outcome_source_name(outcome.kind));
+    done(outcome);
+    return id;
+  }
+
   ticket.id = new_id();
   ticket.created_at = std::chrono::system_clock::now();
   if (options_.timeout.count() > 0) ticket.expires_at = ticket.created_at + options_.timeout;
@@ -63,17 +173,10 @@ std::string ApprovalBroker::request(ApprovalTicket ticket, Done done) {
     return id;
   }
 
-  Pending pending{std::move(ticket), std::move(done), nullptr};
-  if (options_.timeout.count() > 0) {
-    pending.timer = std::make_unique<boost::asio::steady_timer>(io_, options_.timeout);
-    pending.timer->async_wait([this, id](const boost::system::error_code& ec) {
-      if (ec) return;
-      ApprovalOutcome outcome;
-      outcome.kind = ApprovalOutcome::Kind::kTimedOut;
-      finish(id, outcome);
-    });
-  }
+  Pending pending{std::move(ticket), std::move(done), nullptr, false};
+  if (options_.timeout.count() > 0) start_timer(id, pending, options_.timeout);
   auto [it, inserted] = pending_.emplace(id, std::move(pending));
+  if (saveable(it->second.ticket)) persist();
   ApprovalEvent added{ApprovalEvent::Kind::kAdded, it->second.ticket, {}, {}};
   for (auto& [wid, w] : std::map<WatcherId, Watcher>(watchers_)) {
     if (reviewers_->may_review(w.uid, it->second.ticket)) w.on_event(added);
@@ -113,12 +216,12 @@ void ApprovalBroker::finish(const std::string& id, const ApprovalOutcome& outcom
   Pending pending = std::move(it->second);
   pending_.erase(it);
   if (pending.timer) pending.timer->cancel();
-  resolved_[id] = pending.ticket.requester_uid;
-  resolved_order_.push_back(id);
-  if (resolved_order_.size() > kRememberResolved) {
-    resolved_.erase(resolved_order_.front());
-    resolved_order_.pop_front();
+  remember_resolved(id, pending.ticket.requester_uid);
+  // A restored approval resolved while its requester is away waits for it to ask again.
+  if (pending.restored && !pending.done && outcome.kind != ApprovalOutcome::Kind::kShutdown) {
+    unclaimed_.emplace(id, Unclaimed{pending.ticket, outcome, std::chrono::system_clock::now()});
   }
+  if (saveable(pending.ticket)) persist();
   ApprovalEvent resolved{ApprovalEvent::Kind::kResolved, {}, id, outcome};
   for (auto& [wid, w] : std::map<WatcherId, Watcher>(watchers_)) {
     if (reviewers_->may_review(w.uid, pending.ticket)) w.on_event(resolved);
@@ -146,6 +249,10 @@ std::vector<ApprovalTicket> ApprovalBroker::pending_for(uid_t reviewer_uid) cons
 }
 
 void ApprovalBroker::shutdown() {
+  // What is pending stays saved: the next daemon restores it. Ending the waits below is
+  // this daemon's business only.
+  stopping_ = true;
+  if (store_) store_->freeze();
   std::vector<std::string> ids;
   for (const auto& [id, p] : pending_) ids.push_back(id);
   ApprovalOutcome outcome;

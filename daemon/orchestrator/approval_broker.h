@@ -6,6 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/orchestrator/approval_store.h"
 #include "daemon/orchestrator/approval_types.h"
 #include "base/status.h"
 
@@ -46,8 +48,27 @@ class ApprovalBroker {
 
   ApprovalBroker(boost::asio::io_context& io, BrokerOptions options, std::shared_ptr<const ReviewerPolicy> reviewers);
 
+  // How long a restored approval that was resolved while its requester was away waits for
+  // the requester to ask again before it is dropped.
+  static constexpr std::chrono::minutes kClaimWindow{15};
+
+  // Where command approvals (not network ones) are saved after every change; null: nowhere.
+  void set_store(ApprovalStore* store) { store_ = store; }
+  // What a previous daemon saved. Each pending approval is pending again under its id (listed,
+  // watched, resolvable) with no one waiting; its expiry counts from its original creation
+  // (already expired: resolved as timed out now). A resolved one waits to be claimed.
+  struct Restored {
+    size_t pending = 0;
+    size_t resolved = 0;   // resolved and unclaimed (also: expired while the daemon was down)
+    size_t timed_out = 0;  // of `resolved`: expired while the daemon was down
+  };
+  Restored restore(std::vector<StoredApproval> approvals);
+
   // Registers a request; `done` is called exactly once (decision, timeout, no reviewer,
   // requester gone, shutdown). Fills ticket.id / created_at / expires_at. Returns the id.
+  // A request that repeats a restored one (same uid, agent id, non-empty call id, argv, cmd,
+  // workdir and attempt) claims it instead: it waits on that id (reviewers see nothing new),
+  // or, when it was resolved meanwhile, `done` is called at once with that outcome.
   std::string request(ApprovalTicket ticket, Done done);
   // The requester went away: the request is aborted (reviewers see it resolved).
   void abandon(const std::string& id);
@@ -62,6 +83,8 @@ class ApprovalBroker {
 
   std::vector<ApprovalTicket> pending_for(uid_t reviewer_uid) const;
   size_t pending_count() const { return pending_.size(); }
+  // The last failure to save the approval state ("" when fine or not saving).
+  std::string state_error() const { return store_ ? store_->last_error() : std::string(); }
 
   // Daemon shutdown: every waiting request ends with kShutdown.
   void shutdown();
@@ -71,6 +94,12 @@ class ApprovalBroker {
     ApprovalTicket ticket;
     Done done;
     std::unique_ptr<boost::asio::steady_timer> timer;
+    bool restored = false;  // from the saved state; claimable while `done` is unset
+  };
+  struct Unclaimed {
+    ApprovalTicket ticket;
+    ApprovalOutcome outcome;
+    std::chrono::system_clock::time_point resolved_at;
   };
   struct Watcher {
     uid_t uid;
@@ -78,6 +107,12 @@ class ApprovalBroker {
   };
 
   void finish(const std::string& id, const ApprovalOutcome& outcome);
+  void start_timer(const std::string& id, Pending& pending, std::chrono::steady_clock::duration after);
+  void remember_resolved(const std::string& id, uid_t uid);
+  // Drops unclaimed outcomes older than kClaimWindow; true if any went.
+  bool prune_unclaimed();
+  // Hands the saveable approvals to the store.
+  void persist();
   bool anyone_may_review(const ApprovalTicket& ticket) const;
   std::string new_id();
 
@@ -85,6 +120,9 @@ class ApprovalBroker {
   BrokerOptions options_;
   std::shared_ptr<const ReviewerPolicy> reviewers_;
   std::map<std::string, Pending> pending_;
+  std::map<std::string, Unclaimed> unclaimed_;
+  ApprovalStore* store_ = nullptr;
+  bool stopping_ = false;
   // Recently resolved ids, so a late answer gets FAILED_PRECONDITION rather than NOT_FOUND.
   std::deque<std::string> resolved_order_;
   std::map<std::string, uid_t> resolved_;

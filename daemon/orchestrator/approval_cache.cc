@@ -36,6 +36,31 @@ void ApprovalCache::approve(uid_t uid, const std::string& agent_id, const std::s
     entries.index.erase(entries.lru.back());
     entries.lru.pop_back();
   }
+  persist();
+}
+
+void ApprovalCache::persist() {
+  if (!store_) return;
+  std::vector<StoredGrants> grants;
+  for (const auto& [scope, entries] : scopes_) {
+    if (entries.lru.empty()) continue;
+    grants.push_back(StoredGrants{scope.first, scope.second, {entries.lru.begin(), entries.lru.end()}});
+  }
+  store_->set_grants(std::move(grants));
+}
+
+size_t ApprovalCache::restore(const std::vector<StoredGrants>& grants) {
+  if (max_entries_ == 0) return 0;
+  ApprovalStore* store = store_;
+  store_ = nullptr;  // one save at the end, not one per key
+  for (const auto& g : grants) {
+    // Oldest first, so the most recent ends at the front.
+    for (auto it = g.keys.rbegin(); it != g.keys.rend(); ++it) approve(g.uid, g.agent_id, *it);
+  }
+  store_ = store;
+  size_t total = 0;
+  for (const auto& [scope, entries] : scopes_) total += entries.lru.size();
+  return total;
 }
 
 size_t ApprovalCache::size(uid_t uid, const std::string& agent_id) const {

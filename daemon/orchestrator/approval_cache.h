@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/orchestrator/approval_store.h"
+
 namespace codexd::orchestrator {
 
 struct ApprovalKeyInput {
@@ -31,14 +33,22 @@ class ApprovalCache {
   void approve(uid_t uid, const std::string& agent_id, const std::string& key);
   size_t size(uid_t uid, const std::string& agent_id) const;
 
+  // Grants are saved there after every new one (the LRU order as of the last grant); null:
+  // nowhere.
+  void set_store(ApprovalStore* store) { store_ = store; }
+  // What a previous daemon saved (same scopes, same bound). Returns the number of keys.
+  size_t restore(const std::vector<StoredGrants>& grants);
+
  private:
   using Scope = std::pair<uid_t, std::string>;
   struct Entries {
     std::list<std::string> lru;  // front: most recent
     std::map<std::string, std::list<std::string>::iterator> index;
   };
+  void persist();
   size_t max_entries_;
   std::map<Scope, Entries> scopes_;
+  ApprovalStore* store_ = nullptr;
 };
 
 }  // namespace codexd::orchestrator

@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -120,6 +121,23 @@ void AuditLog::record(const DaemonAuditRecord& r) {
   nlohmann::ordered_json line = line_head("daemon", "", ::geteuid());
   line["event"] = r.event;
   line["detail"] = r.detail;
+  emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void AuditLog::record(const ApprovalStateAuditRecord& r) {
+  if (!logger_ && !journald_) return;
+  nlohmann::ordered_json line = line_head("daemon", "", ::geteuid());
+  line["event"] = r.event == ApprovalStateAuditRecord::Event::kRestored ? "approvals_restored" : "approval_state_corrupt";
+  line["state_file"] = r.state_file;
+  if (r.event == ApprovalStateAuditRecord::Event::kRestored) {
+    line["pending_restored"] = r.pending;
+    line["resolved_restored"] = r.resolved;
+    line["timed_out_while_down"] = r.timed_out;
+    line["grants_restored"] = r.grants;
+  } else {
+    line["reason"] = r.reason;
+    line["moved_to"] = r.moved_to;
+  }
   emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

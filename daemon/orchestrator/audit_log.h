@@ -64,6 +64,20 @@ struct DaemonAuditRecord {
   std::string detail;  // "adopted 3 session(s), 0 lost"
 };
 
+// The daemon's saved approval state at start: what was restored, or why the file was unusable.
+// Counts and the state file's path only, never what the approvals are about.
+struct ApprovalStateAuditRecord {
+  enum class Event { kRestored, kCorrupt };
+  Event event = Event::kRestored;
+  size_t pending = 0;    // pending approvals restored
+  size_t resolved = 0;   // restored resolved-but-unclaimed (including expired while down)
+  size_t timed_out = 0;  // of `resolved`: expired while the daemon was down
+  size_t grants = 0;     // approved-for-session keys restored
+  std::string state_file;
+  std::string reason;    // kCorrupt: what is wrong
+  std::string moved_to;  // kCorrupt: where the file went ("" if it could not be moved)
+};
+
 class AuditLog {
  public:
   // `file` empty: no file; `journald`: also send to the journal. Neither: a no-op log.
@@ -73,6 +87,7 @@ class AuditLog {
   void record(const AuditRecord& record);
   void record(const NetworkAuditRecord& record);  // thread-safe, like record(AuditRecord)
   void record(const DaemonAuditRecord& record);
+  void record(const ApprovalStateAuditRecord& record);
   std::string hash_call_id(const std::string& call_id) const;
   void flush();
 

@@ -137,6 +137,7 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
     response->set_sessions_live(static_cast<uint32_t>(deps_.engine->live_sessions()));
     response->set_sessions_total(static_cast<uint32_t>(deps_.engine->total_sessions()));
     response->set_approvals_pending(static_cast<uint32_t>(deps_.broker->pending_count()));
+    response->set_approvals_state_error(deps_.broker->state_error());
     reactor->finish(grpc::Status::OK);
   });
   return reactor;

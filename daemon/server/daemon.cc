@@ -40,6 +40,7 @@
 #include "daemon/exec/exec_engine.h"
 #include "daemon/orchestrator/approval_broker.h"
 #include "daemon/orchestrator/approval_cache.h"
+#include "daemon/orchestrator/approval_store.h"
 #include "daemon/orchestrator/audit_log.h"
 #include "daemon/orchestrator/command_runner.h"
 #include "daemon/orchestrator/identity.h"
@@ -234,6 +235,7 @@ Result<Listener> open_listener(const config::Config& config, int inherited_fd) {
 // ---- the core: sessions, approvals, orchestration, all on one io thread ---------------------
 
 struct Core {
+  std::unique_ptr<orchestrator::ApprovalStore> approval_store;  // before the broker and cache that use it
   std::unique_ptr<exec::ExecEngine> engine;
   std::unique_ptr<orchestrator::ApprovalBroker> broker;
   std::unique_ptr<orchestrator::ApprovalCache> cache;
@@ -263,8 +265,9 @@ std::optional<exec::ShimConfig> shim_config(const config::Config& config) {
     spdlog::warn("sessions: {} is not executable; sessions will end with the daemon", shim.shim_path);
     return std::nullopt;
   }
-  for (const std::string& dir : {config::state_dir(config), shim.sessions_dir}) {
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+  // The state directory 0755 (users traverse it to their private /tmp), sessions/ 0700.
+  for (const auto& [dir, mode] : {std::pair{config::state_dir(config), 0755}, std::pair{shim.sessions_dir, 0700}}) {
+    if (::mkdir(dir.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST) {
       spdlog::warn("sessions: cannot make {}: {}; sessions will end with the daemon", dir, std::strerror(errno));
       return std::nullopt;
     }
@@ -315,6 +318,41 @@ std::unique_ptr<orchestrator::ApprovalBroker> make_broker(boost::asio::io_contex
 
 // "Approve and remember": `append` writes the rule, then the policy reloads, off the core
 // thread; `then` runs on the core thread either way.
+// Pending approvals and approved-for-session grants a previous daemon saved in the state
+// directory; from here on both save every change there. A file that cannot be used is moved
+// aside and the daemon starts with none (never a refusal to start). The audit log gets one
+// record when there was a file (what was restored) and one when it was unusable.
+void restore_approvals(const config::Config& config, Core& core, orchestrator::AuditLog& audit) {
+  core.approval_store = std::make_unique<orchestrator::ApprovalStore>(config::state_dir(config));
+  orchestrator::ApprovalStore& store = *core.approval_store;
+  auto loaded = store.load();
+  orchestrator::ApprovalStateAuditRecord record;
+  record.state_file = store.path();
+  if (!loaded.ok()) {
+    spdlog::error("cannot read the saved approvals ({}); starting with none", loaded.status().message());
+  } else if (!loaded->corrupt_reason.empty()) {
+    orchestrator::ApprovalStateAuditRecord corrupt = record;
+    corrupt.event = orchestrator::ApprovalStateAuditRecord::Event::kCorrupt;
+    corrupt.reason = loaded->corrupt_reason;
+    corrupt.moved_to = loaded->moved_to;
+    audit.record(corrupt);
+  }
+  core.broker->set_store(&store);
+  core.cache->set_store(&store);
+  if (loaded.ok()) {
+    auto restored = core.broker->restore(std::move(loaded->state.approvals));
+    record.pending = restored.pending;
+    record.resolved = restored.resolved;
+    record.timed_out = restored.timed_out;
+    record.grants = core.cache->restore(loaded->state.grants);
+  }
+  if (!loaded.ok() || !loaded->found) return;  // a first start: nothing to restore or record
+  audit.record(record);
+  spdlog::info("approval state {}: restored {} pending approval(s), {} resolved awaiting their requester ({} expired "
+               "while the daemon was down), {} approved-for-session grant(s)",
+               store.path(), record.pending, record.resolved, record.timed_out, record.grants);
+}
+
 using RuleAppender = std::function<void(std::function<Status()> append, std::function<void()> then)>;
 RuleAppender make_rule_appender(boost::asio::thread_pool& blocking, boost::asio::io_context& io,
                                 orchestrator::PolicyStore& policies) {
@@ -435,6 +473,7 @@ void Daemon::Impl::build_core() {
   core.engine = make_engine(io, config, limits.get());
   core.broker = make_broker(io, config.approvals, context.is_admin);
   core.cache = std::make_unique<orchestrator::ApprovalCache>(config.approvals.session_cache_entries);
+  restore_approvals(config, core, *audit);
   RuleAppender appender = make_rule_appender(blocking, io, *policies);
   const std::string& amend_file = config.policy.amend_file;
   network = std::make_unique<NetworkPlane>(

@@ -1,0 +1,409 @@
+#include "daemon/orchestrator/approval_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "policies/decision.h"
+
+namespace codexd::orchestrator {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::system_clock;
+
+int64_t to_ms(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+Clock::time_point from_ms(int64_t ms) { return Clock::time_point(std::chrono::milliseconds(ms)); }
+
+const char* reason_kind_name(ApprovalReason::Kind kind) {
+  switch (kind) {
+    case ApprovalReason::Kind::kPromptRule: return "prompt_rule";
+    case ApprovalReason::Kind::kHeuristic: return "heuristic";
+    case ApprovalReason::Kind::kEscalation: return "escalation";
+    case ApprovalReason::Kind::kSandboxRetry: return "sandbox_retry";
+    case ApprovalReason::Kind::kNetwork: return "network";
+  }
+  return "unknown";
+}
+
+// A malformed file: parse_approval_state turns this into a Status.
+struct Malformed {
+  std::string what;
+};
+
+template <typename Enum, size_t N>
+Enum parse_enum(const std::string& text, const Enum (&values)[N], const char* (*name)(Enum), const char* field) {
+  for (Enum v : values) {
+    if (text == name(v)) return v;
+  }
+  throw Malformed{std::string("unknown ") + field + " \"" + text + "\""};
+}
+
+constexpr ApprovalReason::Kind kReasonKinds[] = {ApprovalReason::Kind::kPromptRule, ApprovalReason::Kind::kHeuristic,
+                                                 ApprovalReason::Kind::kEscalation, ApprovalReason::Kind::kSandboxRetry,
+                                                 ApprovalReason::Kind::kNetwork};
+constexpr ReviewDecision kDecisions[] = {ReviewDecision::kApproved, ReviewDecision::kApprovedForSession,
+                                         ReviewDecision::kDenied, ReviewDecision::kAbort,
+                                         ReviewDecision::kApprovedWithAmendment};
+constexpr ApprovalOutcome::Kind kOutcomeKinds[] = {ApprovalOutcome::Kind::kDecided, ApprovalOutcome::Kind::kTimedOut,
+                                                   ApprovalOutcome::Kind::kNoReviewer,
+                                                   ApprovalOutcome::Kind::kRequesterGone,
+                                                   ApprovalOutcome::Kind::kShutdown};
+
+const char* policy_decision_name(policy::Decision d) {
+  switch (d) {
+    case policy::Decision::kAllow: return "allow";
+    case policy::Decision::kPrompt: return "prompt";
+    case policy::Decision::kForbidden: return "forbidden";
+  }
+  return "unknown";
+}
+
+json ticket_json(const ApprovalTicket& t) {
+  json j;
+  j["id"] = t.id;
+  j["uid"] = t.requester_uid;
+  j["agent_id"] = t.agent_id;
+  j["argv"] = t.argv;
+  j["cmd"] = t.cmd;
+  j["workdir"] = t.workdir;
+  j["reason"] = {{"kind", reason_kind_name(t.reason.kind)},
+                 {"message", t.reason.message},
+                 {"justification", t.reason.justification}};
+  json rules = json::array();
+  for (const auto& m : t.matched_rules) {
+    json r;
+    r["matched_prefix"] = m.matched_prefix;
+    r["decision"] = policy_decision_name(m.decision);
+    if (m.resolved_program) r["resolved_program"] = *m.resolved_program;
+    if (m.justification) r["justification"] = *m.justification;
+    r["heuristic"] = m.heuristic;
+    r["source"] = m.source;
+    rules.push_back(std::move(r));
+  }
+  j["matched_rules"] = std::move(rules);
+  j["sandbox"] = {{"backend", t.sandbox.backend},
+                  {"mode", t.sandbox.mode},
+                  {"writable_roots", t.sandbox.writable_roots},
+                  {"network", std::string(sandbox::to_string(t.sandbox.network))},
+                  {"denied_read", t.sandbox.denied_read},
+                  {"protected_paths", t.sandbox.protected_paths}};
+  j["created_at_ms"] = to_ms(t.created_at);
+  if (t.expires_at) j["expires_at_ms"] = to_ms(*t.expires_at);
+  j["turn_id"] = t.turn_id;
+  j["call_id"] = t.call_id;
+  j["tty"] = t.tty;
+  j["proposed_amendment"] = t.proposed_amendment;
+  j["attempt"] = t.attempt;
+  return j;
+}
+
+// Field access that names what is wrong (nlohmann's own messages say neither field nor entry).
+template <typename T>
+T field(const json& j, const char* name) {
+  auto it = j.find(name);
+  if (it == j.end()) throw Malformed{std::string("missing field \"") + name + "\""};
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    throw Malformed{std::string("field \"") + name + "\" has the wrong type"};
+  }
+}
+
+const json& object_field(const json& j, const char* name) {
+  auto it = j.find(name);
+  if (it == j.end() || !it->is_object()) throw Malformed{std::string("missing object \"") + name + "\""};
+  return *it;
+}
+
+ApprovalTicket ticket_from(const json& j) {
+  if (!j.is_object()) throw Malformed{"an approval is not an object"};
+  ApprovalTicket t;
+  t.id = field<std::string>(j, "id");
+  if (t.id.empty()) throw Malformed{"an approval has an empty id"};
+  t.requester_uid = field<uid_t>(j, "uid");
+  t.agent_id = field<std::string>(j, "agent_id");
+  t.argv = field<std::vector<std::string>>(j, "argv");
+  t.cmd = field<std::string>(j, "cmd");
+  t.workdir = field<std::string>(j, "workdir");
+  const json& reason = object_field(j, "reason");
+  t.reason.kind = parse_enum(field<std::string>(reason, "kind"), kReasonKinds, reason_kind_name, "reason kind");
+  t.reason.message = field<std::string>(reason, "message");
+  t.reason.justification = field<std::string>(reason, "justification");
+  auto rules = j.find("matched_rules");
+  if (rules == j.end() || !rules->is_array()) throw Malformed{"missing array \"matched_rules\""};
+  for (const auto& r : *rules) {
+    if (!r.is_object()) throw Malformed{"a matched rule is not an object"};
+    policy::RuleMatch m;
+    m.matched_prefix = field<std::vector<std::string>>(r, "matched_prefix");
+    auto decision = policy::parse_decision(field<std::string>(r, "decision"));
+    if (!decision) throw Malformed{"unknown rule decision"};
+    m.decision = *decision;
+    if (r.contains("resolved_program")) m.resolved_program = field<std::string>(r, "resolved_program");
+    if (r.contains("justification")) m.justification = field<std::string>(r, "justification");
+    m.heuristic = field<bool>(r, "heuristic");
+    m.source = field<std::string>(r, "source");
+    t.matched_rules.push_back(std::move(m));
+  }
+  const json& sb = object_field(j, "sandbox");
+  t.sandbox.backend = field<std::string>(sb, "backend");
+  t.sandbox.mode = field<std::string>(sb, "mode");
+  t.sandbox.writable_roots = field<std::vector<std::string>>(sb, "writable_roots");
+  auto network = sandbox::parse_network_mode(field<std::string>(sb, "network"));
+  if (!network) throw Malformed{"unknown sandbox network mode"};
+  t.sandbox.network = *network;
+  t.sandbox.denied_read = field<std::vector<std::string>>(sb, "denied_read");
+  t.sandbox.protected_paths = field<std::vector<std::string>>(sb, "protected_paths");
+  t.created_at = from_ms(field<int64_t>(j, "created_at_ms"));
+  if (j.contains("expires_at_ms")) t.expires_at = from_ms(field<int64_t>(j, "expires_at_ms"));
+  t.turn_id = field<std::string>(j, "turn_id");
+  t.call_id = field<std::string>(j, "call_id");
+  t.tty = field<bool>(j, "tty");
+  t.proposed_amendment = field<std::vector<std::string>>(j, "proposed_amendment");
+  t.attempt = field<unsigned>(j, "attempt");
+  return t;
+}
+
+json outcome_json(const ApprovalOutcome& o, Clock::time_point resolved_at) {
+  json j;
+  j["source"] = outcome_source_name(o.kind);
+  j["decision"] = review_decision_name(o.decision);
+  if (o.resolved_by) j["resolved_by"] = *o.resolved_by;
+  j["rationale"] = o.rationale;
+  j["resolved_at_ms"] = to_ms(resolved_at);
+  return j;
+}
+
+ApprovalOutcome outcome_from(const json& j, Clock::time_point* resolved_at) {
+  if (!j.is_object()) throw Malformed{"an outcome is not an object"};
+  ApprovalOutcome o;
+  o.kind = parse_enum(field<std::string>(j, "source"), kOutcomeKinds, outcome_source_name, "outcome source");
+  o.decision = parse_enum(field<std::string>(j, "decision"), kDecisions, review_decision_name, "decision");
+  if (j.contains("resolved_by")) o.resolved_by = field<uid_t>(j, "resolved_by");
+  o.rationale = field<std::string>(j, "rationale");
+  *resolved_at = from_ms(field<int64_t>(j, "resolved_at_ms"));
+  return o;
+}
+
+Status ensure_directory(const std::string& dir) {
+  if (dir.empty() || dir[0] != '/') return InvalidArgument("the state directory must be an absolute path: " + dir);
+  // Every missing component is created 0755 (by the daemon's uid: root in system mode): the
+  // state directory also holds the agents' private /tmp base, which users must traverse;
+  // the file itself is 0600.
+  for (size_t pos = 1;; ++pos) {
+    pos = dir.find('/', pos);
+    const std::string part = pos == std::string::npos ? dir : dir.substr(0, pos);
+    if (!part.empty() && ::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoStatus("creating " + part, errno);
+    }
+    if (pos == std::string::npos) break;
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return ErrnoStatus("stat " + dir, errno);
+  if (S_ISLNK(st.st_mode)) {
+    // A symlinked state directory is the administrator's choice; follow it, but it must end
+    // in a directory.
+    if (::stat(dir.c_str(), &st) != 0) return ErrnoStatus("stat " + dir, errno);
+  }
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(dir + " is not a directory");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string serialize_approval_state(const StoredState& state) {
+  json root;
+  root["version"] = kApprovalStateVersion;
+  json approvals = json::array();
+  for (const auto& a : state.approvals) {
+    json j = ticket_json(a.ticket);
+    if (a.outcome) j["outcome"] = outcome_json(*a.outcome, a.resolved_at.value_or(Clock::now()));
+    approvals.push_back(std::move(j));
+  }
+  root["approvals"] = std::move(approvals);
+  json grants = json::array();
+  for (const auto& g : state.grants) {
+    grants.push_back({{"uid", g.uid}, {"agent_id", g.agent_id}, {"keys", g.keys}});
+  }
+  root["grants"] = std::move(grants);
+  return root.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Result<StoredState> parse_approval_state(std::string_view text) {
+  json root;
+  try {
+    root = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    // The byte offset, not nlohmann's message (which quotes the file's text: commands).
+    return Status(StatusCode::kDataLoss, "not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte));
+  }
+  if (!root.is_object()) return Status(StatusCode::kDataLoss, "the top level is not a JSON object");
+  auto version = root.find("version");
+  if (version == root.end()) return Status(StatusCode::kDataLoss, "no \"version\" field");
+  if (!version->is_number_integer() || version->get<int64_t>() != kApprovalStateVersion) {
+    const std::string seen = version->is_number() ? version->dump() : std::string("of type ") + version->type_name();
+    return FailedPrecondition("unknown version " + seen + " (this daemon reads version " +
+                              std::to_string(kApprovalStateVersion) + ")");
+  }
+  StoredState state;
+  try {
+    auto approvals = root.find("approvals");
+    if (approvals == root.end() || !approvals->is_array()) throw Malformed{"missing array \"approvals\""};
+    for (const auto& j : *approvals) {
+      StoredApproval a;
+      a.ticket = ticket_from(j);
+      if (j.contains("outcome")) {
+        Clock::time_point at;
+        a.outcome = outcome_from(j["outcome"], &at);
+        a.resolved_at = at;
+      }
+      state.approvals.push_back(std::move(a));
+    }
+    auto grants = root.find("grants");
+    if (grants == root.end() || !grants->is_array()) throw Malformed{"missing array \"grants\""};
+    for (const auto& j : *grants) {
+      if (!j.is_object()) throw Malformed{"a grant is not an object"};
+      StoredGrants g;
+      g.uid = field<uid_t>(j, "uid");
+      g.agent_id = field<std::string>(j, "agent_id");
+      g.keys = field<std::vector<std::string>>(j, "keys");
+      state.grants.push_back(std::move(g));
+    }
+  } catch (const Malformed& m) {
+    return Status(StatusCode::kDataLoss, m.what);
+  }
+  return state;
+}
+
+Status write_file_atomically(const std::string& path, const std::string& text) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos || slash == 0 ? (slash == 0 ? "/" : ".") : path.substr(0, slash);
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  ::unlink(tmp.c_str());  // a leftover of a crashed write (never followed: unlink removes a link itself)
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoStatus("creating " + tmp, errno);
+  auto fail = [&](const std::string& what) {
+    Status s = ErrnoStatus(what, errno);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  };
+  if (::fchmod(fd, 0600) != 0) return fail("chmod " + tmp);  // whatever the umask
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("writing " + tmp);
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) return fail("fsync " + tmp);
+  if (::close(fd) != 0) {
+    Status s = ErrnoStatus("closing " + tmp, errno);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status s = ErrnoStatus("renaming " + tmp + " to " + path, errno);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return ErrnoStatus("opening " + dir, errno);
+  Status synced = ::fsync(dfd) == 0 ? Status::Ok() : ErrnoStatus("fsync " + dir, errno);
+  ::close(dfd);
+  return synced;
+}
+
+ApprovalStore::ApprovalStore(std::string dir) : dir_(std::move(dir)), path_(dir_ + "/approvals.json") {}
+
+Status ApprovalStore::ensure_dir() { return ensure_directory(dir_); }
+
+Result<LoadedApprovalState> ApprovalStore::load() {
+  if (Status dir = ensure_dir(); !dir.ok()) return dir.with_context("approval state directory");
+  LoadedApprovalState loaded;
+  std::string text;
+  std::string problem;
+  int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return loaded;
+    loaded.found = true;
+    if (errno != ELOOP) return ErrnoStatus("opening " + path_, errno);
+    problem = "it is a symbolic link";
+  } else {
+    loaded.found = true;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      Status s = ErrnoStatus("stat " + path_, errno);
+      ::close(fd);
+      return s;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      problem = "it is not a regular file";
+    } else {
+      char buf[65536];
+      for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+          Status s = ErrnoStatus("reading " + path_, errno);
+          ::close(fd);
+          return s;
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<size_t>(n));
+      }
+    }
+    ::close(fd);
+  }
+  if (problem.empty()) {
+    auto parsed = parse_approval_state(text);
+    if (parsed.ok()) {
+      loaded.state = std::move(parsed).value();
+      state_ = loaded.state;
+      return loaded;
+    }
+    problem = parsed.status().message();
+  }
+  loaded.corrupt_reason = problem;
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
+  loaded.moved_to = path_ + ".corrupt-" + std::to_string(now);
+  if (::rename(path_.c_str(), loaded.moved_to.c_str()) != 0) {
+    spdlog::error("approval state {} is unusable ({}) and could not be moved aside: {}", path_, problem,
+                  ErrnoStatus("rename", errno).message());
+    loaded.moved_to.clear();
+  } else {
+    spdlog::error("approval state {} is unusable ({}); moved to {}; starting with no saved approvals", path_,
+                  problem, loaded.moved_to);
+  }
+  return loaded;
+}
+
+void ApprovalStore::set_approvals(std::vector<StoredApproval> approvals) {
+  state_.approvals = std::move(approvals);
+  save();
+}
+
+void ApprovalStore::set_grants(std::vector<StoredGrants> grants) {
+  state_.grants = std::move(grants);
+  save();
+}
+
+void ApprovalStore::save() {
+  if (frozen_) return;
+  Status written = ensure_dir();
+  if (written.ok()) written = write_file_atomically(path_, serialize_approval_state(state_));
+  if (!written.ok()) {
+    last_error_ = "writing " + path_ + ": " + written.message();
+    spdlog::error("could not save the approval state: {}", last_error_);
+    return;
+  }
+  last_error_.clear();
+}
+
+}  // namespace codexd::orchestrator
