@@ -117,7 +117,10 @@ int main(int argc, char** argv) {
   auto* poll_cmd = app.add_subcommand("poll", "Print new output of a session (waits up to --yield-ms for some)");
   poll_cmd->add_option("id", session_id, "Session id")->required();
   poll_cmd->add_option("--yield-ms", poll_yield, "Wait this long for output or exit (default 0)");
-  poll_cmd->callback([&] { result = run_poll(options, session_id, poll_yield); });
+  std::optional<uint64_t> poll_from;
+  poll_cmd->add_option("--from-offset", poll_from,
+                       "Re-read the output from this stream offset (e.g. after a lost answer); prints the next offset");
+  poll_cmd->callback([&] { result = run_poll(options, session_id, poll_yield, poll_from); });
 
   std::string signal = "term";
   std::optional<uint32_t> grace_ms;

@@ -42,7 +42,8 @@ UsageColumns usage_columns(const v1::ResourceUsage& usage);
 std::string format_size(uint64_t bytes);
 int run_attach(const ClientOptions& options, int session_id, std::optional<uint64_t> from_offset, bool lossy);
 int run_write(const ClientOptions& options, int session_id, const std::string& text, bool escapes, std::optional<uint32_t> yield_ms);
-int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms);
+// --from-offset: re-read the stream from that offset (Poll.from_offset).
+int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms, std::optional<uint64_t> from_offset);
 int run_kill(const ClientOptions& options, int session_id, const std::string& signal, std::optional<uint32_t> grace_ms);
 int run_status(const ClientOptions& options);
 int run_reload(const ClientOptions& options);

@@ -145,12 +145,25 @@ int run_write(const ClientOptions& options, int session_id, const std::string& t
   return print_exec_result(options, call_unary<v1::Exec>(options, &v1::Exec::Stub::WriteStdin, request, &result), result);
 }
 
-int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms) {
+int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms, std::optional<uint64_t> from_offset) {
   v1::PollRequest request;
   request.set_session_id(session_id);
   request.set_yield_time_ms(yield_ms);
+  if (from_offset) request.set_from_offset(*from_offset);
   v1::ExecResult result;
-  return print_exec_result(options, call_unary<v1::Exec>(options, &v1::Exec::Stub::Poll, request, &result), result);
+  auto status = call_unary<v1::Exec>(options, &v1::Exec::Stub::Poll, request, &result);
+  if (status.ok() && from_offset && !options.json) {
+    // A re-read: say what is missing and where to continue (the next --from-offset).
+    if (result.lost_bytes() > 0) {
+      std::fprintf(stderr, "codexctl: %llu bytes from offset %llu are no longer retained\n",
+                   static_cast<unsigned long long>(result.lost_bytes()), static_cast<unsigned long long>(*from_offset));
+    }
+  }
+  int rc = print_exec_result(options, status, result);
+  if (status.ok() && from_offset && !options.json) {
+    std::fprintf(stderr, "codexctl: next offset %llu\n", static_cast<unsigned long long>(result.output_offset()));
+  }
+  return rc;
 }
 
 int run_kill(const ClientOptions& options, int session_id, const std::string& signal, std::optional<uint32_t> grace_ms) {

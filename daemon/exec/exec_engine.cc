@@ -157,18 +157,37 @@ std::optional<WaitTicket> ExecEngine::write_stdin(const Requester& requester, in
 }
 
 std::optional<WaitTicket> ExecEngine::poll(const Requester& requester, int session_id, uint32_t yield_ms,
-                                           uint32_t max_output_tokens, Done done) {
+                                           uint32_t max_output_tokens, Done done, std::optional<uint64_t> from_offset) {
   const auto start = Clock::now();
   auto found = store_.find(session_id, requester);
+  if (!found.ok() && from_offset) {
+    // Its final result may have been lost on the way: a re-read still finds it for a while.
+    if (auto reported = store_.find_reported(session_id, requester)) found = reported;
+  }
   if (!found.ok()) {
     done(found.status());
     return std::nullopt;
   }
+  auto session = *found;
+  std::optional<ReRead> reread;
+  if (from_offset) {
+    if (*from_offset > session->stream_offset()) {
+      done(Status(StatusCode::kOutOfRange,
+                  "from_offset " + std::to_string(*from_offset) + " is past the end of process id " +
+                      std::to_string(session_id) + "'s output, which is at offset " +
+                      std::to_string(session->stream_offset()) + " now"));
+      return std::nullopt;
+    }
+    const uint64_t budget = std::min<uint64_t>(uint64_t{max_output_tokens} * 4, options_.session_limits.poll_buffer_bytes);
+    reread = ReRead{*from_offset, static_cast<size_t>(budget)};
+  }
   const uint32_t yield = clamp_poll_yield_ms(yield_ms, options_.max_poll_ms);
-  auto wait_id = (*found)->wait(WaitMode::kUntilActivity, start + std::chrono::milliseconds(yield),
-                                [this, session_id, start, max_output_tokens, done](Collected collected) {
-                                  on_collected(session_id, start, max_output_tokens, false, std::move(collected), done);
-                                });
+  auto wait_id = session->wait(
+      WaitMode::kUntilActivity, start + std::chrono::milliseconds(yield),
+      [this, session_id, start, max_output_tokens, done](Collected collected) {
+        on_collected(session_id, start, max_output_tokens, false, std::move(collected), done);
+      },
+      reread);
   return WaitTicket{session_id, wait_id};
 }
 
@@ -188,14 +207,21 @@ void ExecEngine::on_collected(int session_id, Clock::time_point start, uint32_t 
   outcome.original_token_count = (outcome.raw_output.size() + collected.omitted_bytes + 3) / 4;
   outcome.output = formatted_truncate_text(outcome.raw_output, max_output_tokens);
   outcome.output_offset = collected.output_offset;
+  outcome.lost_bytes = collected.lost_bytes;
+  if (collected.lost_bytes > 0) {
+    outcome.warnings.push_back(std::to_string(collected.lost_bytes) + " bytes of output before offset " +
+                               std::to_string(collected.output_offset - collected.output.size()) +
+                               " are no longer retained and are missing here");
+  }
   outcome.usage = collected.usage;
   if (collected.exit) {
-    // Reported once: the session is gone from now on ("Unknown process id N").
+    // Reported once: the session is gone from now on ("Unknown process id N"), except for a
+    // while to Poll.from_offset, which may re-read a final result that was lost.
     outcome.exit_code = collected.exit->exit_code;
     outcome.signal = collected.exit->signal;
     outcome.termination = collected.termination;
     outcome.termination_note = collected.termination_note;
-    store_.remove(session_id);
+    store_.retire(session_id);
   } else {
     outcome.session_id = session_id;
     std::string warning = store_.session_count_warning(collected.owner_uid);

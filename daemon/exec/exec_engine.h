@@ -32,6 +32,7 @@ struct UnifiedOutcome {
   std::string raw_output;       // untruncated (lossy UTF-8), for the sandbox-denial heuristic
   uint64_t original_token_count = 0;
   uint64_t output_offset = 0;
+  uint64_t lost_bytes = 0;      // Poll.from_offset older than the retained window
   std::vector<std::string> warnings;
   std::optional<limits::Termination> termination;  // with exit_code
   std::string termination_note;                    // "killed: memory limit 256 MiB reached" or ""
@@ -81,8 +82,13 @@ class ExecEngine {
   std::optional<WaitTicket> write_stdin(const Requester& requester, int session_id, std::string chars,
                                         std::optional<uint32_t> yield_ms, uint32_t max_output_tokens, Done done);
   // Poll: returns at the first new output or exit, or after yield_ms (0: at once).
+  // With `from_offset`: the stream from that offset instead of what is new (docs/api.md, Poll):
+  // contiguous, at most 4*max_output_tokens bytes (and the poll buffer's size), also from a
+  // session whose final result was already reported (ProcessStore::retire); OUT_OF_RANGE past
+  // the stream's end.
   std::optional<WaitTicket> poll(const Requester& requester, int session_id, uint32_t yield_ms,
-                                 uint32_t max_output_tokens, Done done);
+                                 uint32_t max_output_tokens, Done done,
+                                 std::optional<uint64_t> from_offset = std::nullopt);
   void abandon(const WaitTicket& ticket);
 
   Status send_input(const Requester& requester, int session_id, std::string data);

@@ -24,6 +24,7 @@ Result<int> ProcessStore::reserve_id() {
     if (tombstones_.count(id) && !ids_) continue;  // its owner may still ask about the pruned one
     if (reserved_.insert(id).second) {
       tombstones_.erase(id);
+      reported_.erase(id);  // its order entry goes when it reaches the front
       return id;
     }
   }
@@ -124,6 +125,40 @@ void ProcessStore::remove(int id) {
   session->release();
 }
 
+void ProcessStore::retire(int id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  auto session = it->second;
+  remove(id);
+  drop_expired_reported();
+  reported_[id] = Reported{std::move(session), Clock::now() + kReportedRetention};
+  reported_order_.push_back(id);
+  while (reported_.size() > kMaxReported && !reported_order_.empty()) {
+    reported_.erase(reported_order_.front());
+    reported_order_.pop_front();
+  }
+}
+
+// Oldest first: stop at the first entry still retained (entries whose id was reused or
+// dropped have no map entry and go too).
+void ProcessStore::drop_expired_reported() {
+  const auto now = Clock::now();
+  while (!reported_order_.empty()) {
+    auto it = reported_.find(reported_order_.front());
+    if (it != reported_.end() && it->second.expires > now) break;
+    if (it != reported_.end()) reported_.erase(it);
+    reported_order_.pop_front();
+  }
+}
+
+std::shared_ptr<Session> ProcessStore::find_reported(int id, const Requester& requester) {
+  drop_expired_reported();
+  auto it = reported_.find(id);
+  if (it == reported_.end()) return nullptr;
+  if (it->second.session->metadata().owner_uid != requester.uid && !requester.is_admin) return nullptr;
+  return it->second.session;
+}
+
 std::vector<std::shared_ptr<Session>> ProcessStore::list(const Requester& requester, bool all_users) const {
   std::vector<std::shared_ptr<Session>> out;
   for (const auto& [id, s] : sessions_) {
@@ -141,6 +176,8 @@ std::vector<std::shared_ptr<Session>> ProcessStore::take_all() {
   reserved_.clear();
   tombstones_.clear();
   tombstone_order_.clear();
+  reported_.clear();
+  reported_order_.clear();
   return out;
 }
 

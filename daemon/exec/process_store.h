@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <deque>
 #include <map>
@@ -63,6 +64,16 @@ class ProcessStore {
   // Removes (reported exit, cancel) and releases: kills what still runs in its group.
   void remove(int id);
 
+  // A finished session whose final result was just reported: removed like remove(), but kept
+  // aside for kReportedRetention (at most kMaxReported of them, oldest dropped first), so that
+  // a client that lost that final result can read it again with Poll.from_offset. Only
+  // find_reported() sees it; every other call answers "Unknown process id N" as before.
+  static constexpr std::chrono::seconds kReportedRetention{60};
+  static constexpr size_t kMaxReported = 64;
+  void retire(int id);
+  // The caller's retired session, or null (expired, dropped, another uid's, never existed).
+  std::shared_ptr<Session> find_reported(int id, const Requester& requester);
+
   // Sessions visible to the requester, newest first.
   std::vector<std::shared_ptr<Session>> list(const Requester& requester, bool all_users) const;
 
@@ -90,7 +101,14 @@ class ProcessStore {
   std::mt19937 rng_;
   std::map<int, std::shared_ptr<Session>> sessions_;
   std::set<int> reserved_;
+  struct Reported {
+    std::shared_ptr<Session> session;
+    Clock::time_point expires;
+  };
+  void drop_expired_reported();
   std::map<int, Tombstone> tombstones_;
+  std::map<int, Reported> reported_;
+  std::deque<int> reported_order_;  // oldest first
   std::deque<int> tombstone_order_;  // oldest first, bounded by limits_.tombstones
   uint64_t total_created_ = 0;
 };

@@ -2,8 +2,11 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
 #include <boost/asio/write.hpp>
 
+#include "base/utf8.h"
 #include "daemon/exec/exit_status.h"
 #include "platform/posix/pty.h"
 
@@ -40,6 +43,7 @@ std::shared_ptr<Session> Session::start_with_shim(asio::io_context& io, SessionM
   if (adopted) {
     session->ring_.skip_to(adopted->begin_offset);
     session->delivered_before_adoption_ = adopted->delivered_offset;
+    session->delivered_offset_ = adopted->delivered_offset;
     session->shim_input_open_ = adopted->input_open;
     // The shim reaped the leader already: its pid is no longer ours to signal.
     session->reaped_ = adopted->reaped;
@@ -309,14 +313,15 @@ void Session::finish() {
 
 // ---- waiting --------------------------------------------------------------------------------
 
-Session::WaitId Session::wait(WaitMode mode, Clock::time_point deadline, std::function<void(Collected)> done) {
+Session::WaitId Session::wait(WaitMode mode, Clock::time_point deadline, std::function<void(Collected)> done,
+                              std::optional<ReRead> reread) {
   WaitId id = next_wait_id_++;
   auto timer = std::make_unique<asio::steady_timer>(io_);
   timer->expires_at(deadline);
   timer->async_wait([self = shared_from_this(), id](const boost::system::error_code& ec) {
     if (!ec) self->evaluate_waiters();
   });
-  waiters_.emplace(id, Waiter{mode, deadline, std::move(done), std::move(timer)});
+  waiters_.emplace(id, Waiter{mode, deadline, std::move(done), std::move(timer), reread});
   evaluate_waiters();
   return id;
 }
@@ -328,7 +333,11 @@ void Session::evaluate_waiters() {
   std::vector<WaitId> ready;
   for (auto& [id, w] : waiters_) {
     bool done = finished_ || now >= w.deadline;
-    if (!done && w.mode == WaitMode::kUntilActivity && !pending_.empty()) done = true;
+    if (!done && w.mode == WaitMode::kUntilActivity) {
+      // A re-read has something as soon as the stream holds bytes at or after its offset (or
+      // lost some of them: that is reported at once too).
+      done = w.reread ? ring_.end_offset() > w.reread->offset : !pending_.empty();
+    }
     if (!done && exit_seen_at_) {
       auto cap = std::min(w.deadline, *exit_seen_at_ + kPostExitCollectCap);
       if (now >= cap) {
@@ -349,20 +358,55 @@ void Session::complete_waiter(WaitId id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
   auto done = std::move(it->second.done);
+  const std::optional<ReRead> reread = it->second.reread;
   waiters_.erase(it);
   Collected collected;
-  collected.omitted_bytes = pending_.omitted_bytes();
-  collected.output = pending_.drain();
+  if (reread) {
+    collect_reread(*reread, collected);
+  } else {
+    collected.omitted_bytes = pending_.omitted_bytes();
+    collected.output = pending_.drain();
+    collected.output_offset = ring_.end_offset();
+    delivered_offset_ = collected.output_offset;
+  }
   collected.owner_uid = metadata_.owner_uid;
-  collected.output_offset = ring_.end_offset();
-  if (shim_) shim_->delivered(collected.output_offset);
-  collected.exit = exit_;
+  // The shim keeps the offset, so a restarted daemon's Poll continues from there.
+  if (shim_) shim_->delivered(delivered_offset_);
+  // The exit only with the last byte: a re-read that stopped short is not the final result.
+  if (collected.output_offset == ring_.end_offset()) collected.exit = exit_;
   collected.usage = usage();
-  if (exit_) {
+  if (collected.exit) {
     collected.termination = termination();
     collected.termination_note = termination_note();
   }
   done(std::move(collected));
+}
+
+// The stream from `reread.offset` (what is still retained of it), and delivery moved forward
+// to the end of what is returned: a later plain drain neither repeats those bytes nor skips
+// any the caller has not had.
+void Session::collect_reread(const ReRead& reread, Collected& collected) {
+  const uint64_t from = std::max(reread.offset, ring_.begin_offset());
+  collected.lost_bytes = from - reread.offset;
+  collected.output = ring_.read(from, reread.max_bytes);
+  if (from + collected.output.size() < ring_.end_offset()) {
+    // Cut by the budget: end on a character boundary, so that the UTF-8 the RPC returns is
+    // the stream's bytes (the rest of the character comes with the next read).
+    const std::string& out = collected.output;
+    for (size_t back = 1; back <= 3 && back <= out.size(); ++back) {
+      const auto c = static_cast<unsigned char>(out[out.size() - back]);
+      if ((c & 0xC0) == 0x80) continue;  // continuation byte
+      if (utf8_sequence_length(c) > back && back < out.size()) collected.output.resize(out.size() - back);
+      break;
+    }
+  }
+  collected.output_offset = from + collected.output.size();
+  if (collected.output_offset <= delivered_offset_) return;  // bytes the poll buffer already gave out
+  delivered_offset_ = collected.output_offset;
+  // Refill the poll buffer with what is still undelivered, [output_offset, end), from the ring
+  // (which holds it: output_offset is within the ring's window).
+  pending_.drain();
+  pending_.push(ring_.read(delivered_offset_, static_cast<size_t>(ring_.end_offset() - delivered_offset_)));
 }
 
 // ---- input and signals ----------------------------------------------------------------------

@@ -6,7 +6,8 @@
 //
 // Output goes to two places: a head+tail buffer drained by ExecCommand/WriteStdin/Poll
 // (Codex semantics), and a ring of the newest bytes, addressed by stream offset, that any
-// number of Attach watchers read without consuming the poll buffer.
+// number of Attach watchers read without consuming the poll buffer. A Poll with from_offset
+// (ReRead) reads the ring instead of draining, and moves delivery forward to where it stopped.
 #pragma once
 
 #include <sys/types.h>
@@ -62,6 +63,7 @@ struct Collected {
   std::string output;                // drained bytes (raw)
   uint64_t omitted_bytes = 0;        // bytes since the previous drain that the head+tail buffer dropped
   uint64_t output_offset = 0;        // stream offset after the drained bytes
+  uint64_t lost_bytes = 0;           // re-read (WaitRequest::from_offset): bytes from there no longer retained
   uid_t owner_uid = 0;               // the session's owner
   std::optional<ExitStatus> exit;    // the process exited: the session is over
   limits::Termination termination = limits::Termination::kExited;  // with `exit`
@@ -72,6 +74,15 @@ struct Collected {
 enum class WaitMode {
   kUntilDeadlineOrExit,  // ExecCommand / WriteStdin: the whole yield, or until exit
   kUntilActivity,        // Poll: at the first new output or exit
+};
+
+// Poll with from_offset: instead of draining the poll buffer, read the stream from `offset`
+// (out of the ring, the Attach window), at most `max_bytes` contiguous bytes. Delivery moves
+// forward to max(delivered, the offset after the returned bytes). `offset` must be at most
+// stream_offset() (the caller checks).
+struct ReRead {
+  uint64_t offset = 0;
+  size_t max_bytes = 0;
 };
 
 // One step of an Attach watcher.
@@ -120,7 +131,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void touch() { last_used_ = Clock::now(); }
 
   // Waits for output/exit per `mode` until `deadline`, then drains the poll buffer into `done`.
-  WaitId wait(WaitMode mode, Clock::time_point deadline, std::function<void(Collected)> done);
+  // With `reread`: returns the stream from reread->offset instead (see ReRead); with
+  // kUntilActivity, activity means bytes at or after that offset.
+  WaitId wait(WaitMode mode, Clock::time_point deadline, std::function<void(Collected)> done,
+              std::optional<ReRead> reread = std::nullopt);
   // The waiting RPC went away: forget the waiter, leave the output for the next caller.
   void cancel_wait(WaitId id);
 
@@ -179,6 +193,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void pump_input();
   void evaluate_waiters();
   void complete_waiter(WaitId id);
+  void collect_reread(const ReRead& reread, Collected& collected);
   void fire_activity();
   bool reading_blocked_by_lossless_watcher() const;
 
@@ -187,6 +202,7 @@ class Session : public std::enable_shared_from_this<Session> {
     Clock::time_point deadline;
     std::function<void(Collected)> done;
     std::unique_ptr<boost::asio::steady_timer> timer;
+    std::optional<ReRead> reread;
   };
   struct Watcher {
     uint64_t offset;
@@ -222,7 +238,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool shim_input_open_ = false;
   uint64_t delivered_before_adoption_ = 0;  // adopted: Poll had these bytes before the restart
 
-  HeadTailBuffer pending_;
+  HeadTailBuffer pending_;         // stream bytes [delivered_offset_, end) for the next drain
+  uint64_t delivered_offset_ = 0;  // how far poll delivery has gone
   OutputRing ring_;
 
   std::map<WaitId, Waiter> waiters_;

@@ -124,15 +124,18 @@ grpc::ServerUnaryReactor* ExecService::Poll(grpc::CallbackServerContext* ctx, co
   if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
   if (st.ok()) st = validate_max_output_tokens(request->has_max_output_tokens(), request->max_output_tokens());
+  if (st.ok()) st = validate_poll_from_offset(*request);
   if (!st.ok()) {
     reactor->finish(st);
     return reactor;
   }
   const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
+  const std::optional<uint64_t> from_offset =
+      request->has_from_offset() ? std::optional(request->from_offset()) : std::nullopt;
   on_core(core_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(),
-                   yield = request->yield_time_ms(), tokens] {
+                   yield = request->yield_time_ms(), tokens, from_offset] {
     auto slot = reactor->slot();
-    auto ticket = deps_.engine->poll(requester, id, yield, tokens, deliver_to(slot, response));
+    auto ticket = deps_.engine->poll(requester, id, yield, tokens, deliver_to(slot, response), from_offset);
     abandon_on_cancel(*deps_.engine, slot, ticket);
   });
   return reactor;

@@ -170,6 +170,7 @@ void fill_exec_result(const exec::UnifiedOutcome& outcome, v1::ExecResult* out) 
   out->set_output(outcome.output);
   out->set_original_token_count(outcome.original_token_count);
   out->set_output_offset(outcome.output_offset);
+  out->set_lost_bytes(outcome.lost_bytes);
   out->set_text(outcome.text);
   for (const auto& w : outcome.warnings) out->add_warnings(w);
   if (outcome.termination) out->set_termination(to_proto(*outcome.termination));

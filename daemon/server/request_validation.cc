@@ -195,6 +195,13 @@ Status validate_max_output_tokens(bool has, uint32_t value) {
   return Status::Ok();
 }
 
+Status validate_poll_from_offset(const v1::PollRequest& request) {
+  if (request.has_from_offset() && request.has_max_output_tokens() && request.max_output_tokens() == 0) {
+    return InvalidArgument("`from_offset` needs `max_output_tokens` > 0 (a re-read of 0 bytes never moves forward)");
+  }
+  return Status::Ok();
+}
+
 Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandRequest& request, const config::Config& config,
                                                         const std::string& agent_id) {
   CODEXD_ASSIGN_OR_RETURN(auto out, validate_common(request, config, agent_id));

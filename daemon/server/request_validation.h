@@ -48,6 +48,8 @@ Result<SandboxRunInput> validate_sandbox_run(const v1::SandboxRunRequest& reques
 Status validate_session_id(int32_t session_id);
 Status validate_stdin(const std::string& chars, const char* field);
 Status validate_max_output_tokens(bool has, uint32_t value);
+// Poll.from_offset: a re-read needs an output budget (max_output_tokens > 0) to move forward.
+Status validate_poll_from_offset(const v1::PollRequest& request);
 Result<std::vector<std::string>> validate_policy_check(const v1::CheckPolicyRequest& request, const config::Config& config);
 
 }  // namespace codexd::server

@@ -46,6 +46,12 @@ class SessionTest : public ::testing::Test {
     EXPECT_TRUE(run_until(io, [&] { return got.has_value(); }));
     return std::move(*got);
   }
+  Result<UnifiedOutcome> reread(int id, uint64_t from, uint32_t tokens, uint32_t yield) {
+    std::optional<Result<UnifiedOutcome>> got;
+    engine.poll(owner, id, yield, tokens, [&](Result<UnifiedOutcome> r) { got = std::move(r); }, from);
+    EXPECT_TRUE(run_until(io, [&] { return got.has_value(); }));
+    return std::move(*got);
+  }
   // Polls until the accumulated output contains `needle` (or the session ends).
   std::string poll_until(int id, const std::string& needle, std::string seen = {}) {
     for (int i = 0; i < 100 && seen.find(needle) == std::string::npos; ++i) {
@@ -253,6 +259,74 @@ TEST_F(SessionTest, AttachWatcherSeesEverythingWithoutStealingThePollBuffer) {
   // The poll path still gets the rest (and the exit report).
   std::string polled = poll_until(*r->session_id, "two", r->output);
   EXPECT_EQ(polled, "one\ntwo\n");
+}
+
+// Poll.from_offset: the same bytes again for an offset already delivered, contiguous within
+// the budget, delivery moved forward (a plain poll neither repeats nor skips), the wait for
+// bytes at the offset, OUT_OF_RANGE past the end, and the final result re-readable after it
+// was reported.
+TEST_F(SessionTest, RereadFromAnOffsetReturnsTheSameBytesAndPlainPollContinuesAfterThem) {
+  // The second burst comes only when the test says so (a line on the terminal), not by timing.
+  auto r = exec(shell("stty -echo; printf 0123456789; read x; printf abcdefghij; exec sleep 30", true), 250);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(r->session_id);
+  const int id = *r->session_id;
+  EXPECT_EQ(poll_until(id, "0123456789", r->output), "0123456789");
+
+  auto a = reread(id, 3, 1, 0);  // 1 token: 4 bytes
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  EXPECT_EQ(a->output, "3456");
+  EXPECT_EQ(a->output_offset, 7u);
+  EXPECT_EQ(a->lost_bytes, 0u);
+  EXPECT_FALSE(a->exit_code);
+  EXPECT_EQ(a->session_id, id);
+  auto b = reread(id, 0, 1, 0);  // already delivered: the same bytes again
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->output, "0123");
+  EXPECT_EQ(b->output_offset, 4u);
+  auto plain = poll(id, 0);  // everything was delivered before the re-reads: nothing again
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->output, "");
+  EXPECT_EQ(plain->output_offset, 10u);
+
+  ASSERT_TRUE(engine.send_input(owner, id, "go\n").ok());
+  auto c = reread(id, 10, 1, 5000);  // waits for bytes at 10
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->output, "abcd");
+  EXPECT_EQ(c->output_offset, 14u);
+  plain = poll(id, 5000);  // continues after what the re-read delivered
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->output, "efghij");
+  EXPECT_EQ(plain->output_offset, 20u);
+
+  auto past = reread(id, 21, 1, 0);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.status().code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(past.status().message(), HasSubstr("offset 20"));
+
+  ASSERT_TRUE(engine.cancel(owner, id, ExecEngine::CancelMode::kKill, 0ms).ok());
+  std::optional<int> exit_code;
+  for (int i = 0; i < 100 && !exit_code; ++i) {
+    auto f = reread(id, 20, 1000, 5000);
+    ASSERT_TRUE(f.ok()) << f.status().to_string();
+    EXPECT_EQ(f->output, "");
+    exit_code = f->exit_code;
+  }
+  ASSERT_TRUE(exit_code);
+  // The final result was reported (and, say, lost): plain calls no longer know the session...
+  auto gone = poll(id, 0);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
+  // ...a re-read still gets the tail and the exit; one that stops short does not get the exit.
+  auto again = reread(id, 16, 1, 0);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(again->output, "ghij");
+  EXPECT_EQ(again->exit_code, exit_code);
+  auto shorter = reread(id, 12, 1, 0);
+  ASSERT_TRUE(shorter.ok());
+  EXPECT_EQ(shorter->output, "cdef");
+  EXPECT_FALSE(shorter->exit_code);
+  EXPECT_EQ(shorter->session_id, id);
 }
 
 }  // namespace

@@ -127,6 +127,27 @@ TEST_F(CodexctlTest, DetachSessionsPollAndKillWithASignal) {
   EXPECT_EQ(gone.out, "");
 }
 
+TEST_F(CodexctlTest, PollFromOffsetPrintsTheOutputAgainAndTheNextOffset) {
+  const int id = detach({"sh", "-c", "echo hello; exec sleep 60"});
+  std::string out = detached_out_;
+  for (int i = 0; i < 50 && out.find("hello\n") == std::string::npos; ++i) {
+    auto polled = ctl({"poll", std::to_string(id), "--yield-ms", "10000"});
+    ASSERT_EQ(polled.exit_code, 0) << polled.err;
+    out += polled.out;
+  }
+  ASSERT_EQ(out, "hello\n");
+  for (int twice = 0; twice < 2; ++twice) {  // already delivered: the same bytes every time
+    auto again = ctl({"poll", std::to_string(id), "--from-offset", "2"});
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(again.out, "llo\n");
+    EXPECT_EQ(again.err, "codexctl: next offset 6\n");
+  }
+  auto past = ctl({"poll", std::to_string(id), "--from-offset", "7"});
+  EXPECT_EQ(past.exit_code, 1);
+  EXPECT_THAT(past.err, HasSubstr("at offset 6"));
+  EXPECT_EQ(ctl({"kill", std::to_string(id), "--signal", "kill"}).exit_code, 0);
+}
+
 TEST_F(CodexctlTest, KillSignalsMapToTheirExitCodes) {
   for (auto [signal, code] : std::vector<std::pair<std::string, int>>{{"term", 143}, {"kill", 137}, {"int", 130}}) {
     const int id = detach({"sleep", "1000"});
