@@ -1,6 +1,7 @@
 #include "daemon/exec/exec_engine.h"
 
 #include <dirent.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -260,8 +261,37 @@ Result<bool> ExecEngine::cancel(const Requester& requester, int session_id, Canc
   return true;
 }
 
-void ExecEngine::kill_all() {
-  for (auto& session : store_.take_all()) session->shutdown_now();
+namespace {
+
+// Waits until every pidfd is readable (its process ended) or the deadline passes; returns how
+// many had not ended by then.
+size_t wait_for_ends(std::vector<int> pidfds, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (!pidfds.empty()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    std::vector<pollfd> polled;
+    for (int fd : pidfds) polled.push_back({fd, POLLIN, 0});
+    if (::poll(polled.data(), polled.size(), static_cast<int>(left.count())) < 0 && errno != EINTR) break;
+    pidfds.clear();
+    for (const auto& p : polled) {
+      if (!(p.revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) pidfds.push_back(p.fd);
+    }
+  }
+  return pidfds.size();
+}
+
+}  // namespace
+
+size_t ExecEngine::kill_all() {
+  // Every shim is told first, then all are awaited together: a shutdown with many sessions
+  // takes as long as the slowest shim, not their sum.
+  auto sessions = store_.take_all();
+  std::vector<int> shims;
+  for (auto& session : sessions) {
+    if (int pidfd = session->shutdown_now(); pidfd >= 0) shims.push_back(pidfd);
+  }
+  return wait_for_ends(std::move(shims), kShimEndWait);
 }
 
 size_t ExecEngine::detach_all() {

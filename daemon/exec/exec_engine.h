@@ -108,8 +108,10 @@ class ExecEngine {
   limits::LimitsManager* limits() const { return options_.limits; }
   uint64_t total_sessions() const { return store_.total_created(); }
 
-  // Shutdown: SIGKILL every session's group and reap.
-  void kill_all();
+  // Shutdown: SIGKILL every session's group and reap (a durable session's shim does it and
+  // ends). Returns how many shims had not ended within kShimEndWait.
+  size_t kill_all();
+  static constexpr std::chrono::milliseconds kShimEndWait{2000};
   // Shutdown that keeps sessions (a planned restart): durable sessions are left to their
   // shims; the others are killed. Returns how many were kept.
   size_t detach_all();

@@ -503,17 +503,17 @@ void Session::detach_for_restart() {
   waiters_.clear();
 }
 
-void Session::shutdown_now() {
+int Session::shutdown_now() {
   if (shim_) {
     released_ = true;
     if (!reaped_) kill_tree();
     reaped_ = true;
-    shim_->release_and_wait(2000);  // gone and reaped when the daemon exits
+    shim_->release();
     reaped_leader();
     trailing_timer_.cancel();
     kill_timer_.cancel();
     waiters_.clear();
-    return;
+    return shim_->shim_pidfd();
   }
   released_ = true;
   if (!reaped_) {
@@ -528,6 +528,7 @@ void Session::shutdown_now() {
   trailing_timer_.cancel();
   kill_timer_.cancel();
   waiters_.clear();
+  return -1;
 }
 
 // ---- attach ---------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 #include "daemon/exec/shim_link.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -56,13 +57,14 @@ void widen_send_buffer(int fd, size_t bytes) {
 
 }  // namespace
 
-ShimLink::ShimLink(asio::io_context& io, int fd, pid_t pid)
-    : socket_(io, fd), pid_(pid), buffer_(shim::kMaxMessage), shim_pid_(peer_pid(fd)) {}
+ShimLink::ShimLink(asio::io_context& io, int fd, pid_t pid, UniqueFd shim_pidfd)
+    : socket_(io, fd), pid_(pid), buffer_(shim::kMaxMessage), shim_pidfd_(std::move(shim_pidfd)) {}
 
-pid_t ShimLink::peer_pid(int fd) {
+UniqueFd ShimLink::peer_pidfd(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
-  return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : -1;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) return UniqueFd();
+  return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, cred.pid, 0)));
 }
 
 ShimLink::~ShimLink() = default;
@@ -107,7 +109,8 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
   auto pid = shim::decode_pid(message.substr(1));
   if (!pid.ok()) return fail(pid.status());
 
-  std::shared_ptr<ShimLink> link(new ShimLink(io, pair.first.release(), *pid));
+  UniqueFd own_pidfd(::fcntl(shim_process.pidfd.get(), F_DUPFD_CLOEXEC, 0));
+  std::shared_ptr<ShimLink> link(new ShimLink(io, pair.first.release(), *pid, std::move(own_pidfd)));
   // The shim is our child until we go: reap it when it ends, whenever that is.
   auto shim_pidfd = std::make_shared<asio::posix::stream_descriptor>(io, shim_process.pidfd.release());
   shim_pidfd->async_wait(asio::posix::stream_descriptor::wait_read, [shim_pidfd](const boost::system::error_code& ec) {
@@ -147,7 +150,8 @@ Result<std::shared_ptr<ShimLink>> ShimLink::reconnect(asio::io_context& io, cons
     return FailedPrecondition("the shim at " + path + " speaks protocol " + std::to_string(state.protocol) +
                               ", this daemon " + std::to_string(shim::kShimProtocolVersion));
   }
-  return std::shared_ptr<ShimLink>(new ShimLink(io, fd.release(), state.pid));
+  UniqueFd shim_pidfd = peer_pidfd(fd.get());
+  return std::shared_ptr<ShimLink>(new ShimLink(io, fd.release(), state.pid, std::move(shim_pidfd)));
 }
 
 void ShimLink::start(Handlers handlers) {
@@ -236,15 +240,6 @@ void ShimLink::release() {
     ::poll(&p, 1, 20);  // a full buffer (queued input) drains in microseconds
   }
   detach();
-}
-
-void ShimLink::release_and_wait(int timeout_ms) {
-  if (closed_) return;
-  UniqueFd shim(shim_pid_ > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, shim_pid_, 0)) : -1);
-  release();
-  if (!shim) return;
-  pollfd p{shim.get(), POLLIN, 0};
-  ::poll(&p, 1, timeout_ms);
 }
 
 void ShimLink::detach() {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 #include "daemon/exec/shim_protocol.h"
 #include "platform/posix/spawn.h"
 
@@ -58,9 +59,9 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   void reap();
   // The session is over: the shim kills what is left, reaps, removes its directory and ends.
   void release();
-  // release(), then waits (at most `timeout_ms`) for the shim to have ended, so that the
-  // command is gone and reaped when it returns (daemon shutdown).
-  void release_and_wait(int timeout_ms);
+  // A pidfd of the shim process (readable once it has ended), or -1: at shutdown the daemon
+  // releases every shim, then waits for all of them at once.
+  int shim_pidfd() const { return shim_pidfd_.get(); }
   // Stops (or resumes) reading from the shim: a lossless Attach watcher that lags holds the
   // stream back, and the shim then holds the command back.
   void set_paused(bool paused);
@@ -69,8 +70,8 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   void detach();
 
  private:
-  ShimLink(boost::asio::io_context& io, int fd, pid_t pid);
-  static pid_t peer_pid(int fd);
+  ShimLink(boost::asio::io_context& io, int fd, pid_t pid, UniqueFd shim_pidfd);
+  static UniqueFd peer_pidfd(int fd);
   void read_next();
   void on_message(std::string_view message);
   void send(std::string message);
@@ -86,7 +87,10 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   bool closed_ = false;
   bool reading_ = false;
   bool paused_ = false;
-  pid_t shim_pid_ = -1;  // SO_PEERCRED of the socket
+  // The shim process itself, to wait for its end at shutdown. A launched shim's comes from its
+  // spawn (SO_PEERCRED of a socketpair names the daemon, which made the pair); a reconnected
+  // one's from the peer of the connection.
+  UniqueFd shim_pidfd_;
 };
 
 }  // namespace codexd::exec

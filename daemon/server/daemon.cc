@@ -669,7 +669,10 @@ int Daemon::wait() {
       spdlog::info("sessions: {} left running for the next daemon", kept);
       d.limits->shutdown_keeping_running();  // their groups stay, with their limits
     } else {
-      d.core.engine->kill_all();
+      if (size_t lingering = d.core.engine->kill_all(); lingering > 0) {
+        spdlog::warn("sessions: {} session shim(s) had not ended {} ms after being told to; their commands may outlive the daemon",
+                     lingering, exec::ExecEngine::kShimEndWait.count());
+      }
       d.limits->shutdown();  // every cgroup of ours, also what a one-shot run still holds
     }
     cleaned.set_value();

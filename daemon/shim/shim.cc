@@ -134,6 +134,8 @@ class Keeper {
   void connect(UniqueFd fd, bool reconnect) {
     control_.assign(fd.release());
     connected_ = true;
+    write_failed_ = false;
+    reset_seen_ = false;
     awaiting_hello_ = reconnect;
     sent_ = ring_.end_offset();
     read_control();
@@ -165,6 +167,14 @@ class Keeper {
 
   void read_control() {
     control_.async_read_some(asio::buffer(control_buffer_), [this](const boost::system::error_code& ec, size_t n) {
+      if (ec == asio::error::connection_reset && !reset_seen_) {
+        // The daemon closed while output it had not read was queued for it. The kernel reports
+        // that once, before the messages the daemon sent before closing (a kRelease at
+        // shutdown): read on, they are still there, then the end.
+        reset_seen_ = true;
+        read_control();
+        return;
+      }
       if (ec || n == 0) {
         if (ec != asio::error::operation_aborted) disconnect();
         return;
@@ -218,18 +228,22 @@ class Keeper {
   }
 
   void send(std::string message) {
-    if (!connected_ || awaiting_hello_) return;
+    if (!connected_ || awaiting_hello_ || write_failed_) return;
     outbox_.push_back(std::move(message));
     pump();
   }
 
   void pump() {
-    if (writing_ || outbox_.empty() || !connected_) return;
+    if (writing_ || outbox_.empty() || !connected_ || write_failed_) return;
     writing_ = true;
     asio::async_write(control_, asio::buffer(outbox_.front()), [this](const boost::system::error_code& ec, size_t) {
       writing_ = false;
       if (ec) {
-        if (ec != asio::error::operation_aborted) disconnect();
+        // The daemon closed its end. What it sent before closing (a kRelease at shutdown) is
+        // still queued for reading: disconnecting here would discard it and leave the command
+        // running for a daemon that said it was done. The read side sees the end and disconnects.
+        outbox_.clear();
+        if (ec != asio::error::operation_aborted) write_failed_ = true;
         return;
       }
       outbox_.pop_front();
@@ -244,7 +258,7 @@ class Keeper {
   // Output the connected daemon has not had yet, in chunks, from the ring. While a daemon is
   // connected nothing it has not had is overwritten (the reader waits: back-pressure).
   void flush_ring() {
-    if (!connected_ || awaiting_hello_) return;
+    if (!connected_ || awaiting_hello_ || write_failed_) return;
     if (sent_ < ring_.begin_offset()) sent_ = ring_.begin_offset();
     while (sent_ < ring_.end_offset() && outbox_.size() < 4) {
       std::string chunk = ring_.read(sent_, proto::kMaxChunk);
@@ -354,6 +368,8 @@ class Keeper {
   bool connected_ = false;
   bool awaiting_hello_ = false;
   bool writing_ = false;
+  bool write_failed_ = false;  // the daemon's end is closed; reading drains what it sent
+  bool reset_seen_ = false;
   bool writing_input_ = false;
   bool reading_ = false;
   bool output_closed_ = false;

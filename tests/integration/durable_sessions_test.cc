@@ -202,13 +202,22 @@ TEST(DurableSessions, APlainStopStillEndsEverySessionAndItsShim) {
   TestDaemon daemon(unsandboxed());
   ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
   auto stub = v1::Exec::NewStub(daemon.channel());
-  auto call = exec_command(*stub, argv_request(daemon, {"/bin/sleep", "1000"}, 0));
-  ASSERT_TRUE(call.status.ok() && call.result.has_session_id()) << describe(call.status);
-  const pid_t pid = list_sessions(*stub).at(0).pid();
+  // Two quiet sessions and one that writes without pause: its shim always has output queued
+  // that the stopping daemon has not read, and the kernel reports that to the shim as a reset
+  // before the daemon's last message (a shim that stopped reading there kept its command).
+  for (const char* command : {"sleep 1000", "sleep 1000", "exec yes"}) {
+    auto call = exec_command(*stub, argv_request(daemon, {"/bin/sh", "-c", command}, 0));
+    ASSERT_TRUE(call.status.ok() && call.result.has_session_id()) << describe(call.status);
+  }
+  std::vector<pid_t> pids;
+  for (const auto& s : list_sessions(*stub)) pids.push_back(s.pid());
+  ASSERT_EQ(pids.size(), 3u);
   stub.reset();
   EXPECT_EQ(daemon.stop(), 0);
-  // The command is gone (its shim killed and reaped it before the daemon exited).
-  EXPECT_NE(::kill(pid, 0), 0);
+  // The commands are gone (their shims killed and reaped them before the daemon exited), and
+  // the daemon saw each shim end rather than giving up waiting for it.
+  for (pid_t pid : pids) EXPECT_NE(::kill(pid, 0), 0) << pid;
+  EXPECT_THAT(daemon.daemon_log(), ::testing::Not(::testing::HasSubstr("had not ended")));
   ASSERT_TRUE(daemon.restart()) << daemon.daemon_log();
   stub = v1::Exec::NewStub(daemon.channel());
   EXPECT_TRUE(list_sessions(*stub).empty());
