@@ -62,6 +62,10 @@ int run_status(const ClientOptions& options) {
   std::printf("socket:    %s\n", s.socket_path().c_str());
   if (!s.config_path().empty()) std::printf("config:    %s\n", s.config_path().c_str());
   std::printf("sessions:  %u live, %u started\n", s.sessions_live(), s.sessions_total());
+  if (s.adoption().adopted() > 0 || s.adoption().lost_size() > 0) {
+    std::printf("  adopted at start: %u\n", s.adoption().adopted());
+    for (const auto& lost : s.adoption().lost()) std::printf("  lost at start: %s\n", lost.c_str());
+  }
   std::printf("approvals: %u pending\n", s.approvals_pending());
   if (!s.approvals_state_error().empty()) std::printf("  not saved: %s\n", s.approvals_state_error().c_str());
   const auto& p = s.policy();

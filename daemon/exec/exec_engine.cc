@@ -67,11 +67,15 @@ Result<std::shared_ptr<Session>> ExecEngine::spawn_session(SessionMetadata metad
   metadata.tty = launch.tty;
   metadata.sandbox = launch.sandbox;
   metadata.network = launch.network;
-  if (options_.shim) return spawn_durable(std::move(metadata), launch, std::move(request), owner, std::move(group));
-  CODEXD_ASSIGN_OR_RETURN(LaunchedProcess launched, spawn_launch(launch, std::move(request), owner));
-  auto session = Session::start(io_, std::move(metadata), std::move(launched.process), options_.session_limits,
-                                std::move(group));
-  session->hold_until_exit(std::move(launched.keepalive));
+  std::shared_ptr<Session> session;
+  if (options_.shim) {
+    CODEXD_ASSIGN_OR_RETURN(session, spawn_durable(std::move(metadata), launch, std::move(request), owner, std::move(group)));
+  } else {
+    CODEXD_ASSIGN_OR_RETURN(LaunchedProcess launched, spawn_launch(launch, std::move(request), owner));
+    session = Session::start(io_, std::move(metadata), std::move(launched.process), options_.session_limits, std::move(group));
+    session->hold_until_exit(std::move(launched.keepalive));
+  }
+  if (launch.tty) session->set_terminal_size(launch.rows, launch.cols);
   return session;
 }
 
@@ -343,8 +347,13 @@ AdoptionReport ExecEngine::adopt_sessions() {
       (*link)->release();
       continue;
     }
+    const bool tty = record->metadata.tty;
     auto session = Session::start_with_shim(io_, std::move(record->metadata), *link, state.input_open,
                                             options_.session_limits, nullptr, &state);
+    // The terminal's size now (the shim asks it), else as the session started.
+    if (tty) {
+      session->set_terminal_size(state.rows > 0 ? state.rows : record->rows, state.cols > 0 ? state.cols : record->cols);
+    }
     if (Status adopted = store_.adopt(session); !adopted.ok()) {
       lose(adopted.message());
       continue;

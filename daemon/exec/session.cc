@@ -455,10 +455,13 @@ Status Session::resize(unsigned short rows, unsigned short cols) {
   if (shim_) {
     if (exit_) return FailedPrecondition("session " + std::to_string(id()) + " has exited");
     shim_->resize(rows, cols);
+    terminal_size_ = {rows, cols};
     return Status::Ok();
   }
   if (!input_.is_open()) return FailedPrecondition("session " + std::to_string(id()) + " has exited");
-  return posix::resize_pty(input_.native_handle(), rows, cols);
+  CODEXD_RETURN_IF_ERROR(posix::resize_pty(input_.native_handle(), rows, cols));
+  terminal_size_ = {rows, cols};
+  return Status::Ok();
 }
 
 Status Session::interrupt() {

@@ -122,6 +122,10 @@ class Session : public std::enable_shared_from_this<Session> {
   const SessionMetadata& metadata() const { return metadata_; }
   int id() const { return metadata_.id; }
   pid_t pid() const { return pid_; }
+  // A terminal session's window size as last set (at start, by ResizeTerminal, or as its shim
+  // reported it on adoption); {0, 0} without a terminal.
+  std::pair<unsigned short, unsigned short> terminal_size() const { return terminal_size_; }
+  void set_terminal_size(unsigned short rows, unsigned short cols) { terminal_size_ = {rows, cols}; }
   bool has_exited() const { return exit_.has_value(); }
   bool finished() const { return finished_; }  // exited and its output drained
   const std::optional<ExitStatus>& exit_status() const { return exit_; }
@@ -226,6 +230,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool reaped_ = false;
   bool released_ = false;
   std::optional<ExitStatus> exit_;
+  std::pair<unsigned short, unsigned short> terminal_size_{0, 0};
   std::optional<Clock::time_point> exit_seen_at_;
   std::shared_ptr<void> held_until_exit_;
   std::unique_ptr<limits::ResourceGroup> group_;  // removed once finished (usage kept below)

@@ -175,6 +175,10 @@ std::string state_json(const ShimState& s) {
   j["output_closed"] = s.output_closed;
   j["input_open"] = s.input_open;
   j["reaped"] = s.reaped;
+  if (s.rows > 0 && s.cols > 0) {
+    j["rows"] = s.rows;
+    j["cols"] = s.cols;
+  }
   if (s.exit) {
     j["exit_code"] = s.exit->exit_code;
     j["signal"] = s.exit->signal.value_or(0);
@@ -196,6 +200,8 @@ Result<ShimState> parse_state(std::string_view text) {
     s.output_closed = get_or(j, "output_closed", false);
     s.input_open = get_or(j, "input_open", false);
     s.reaped = get_or(j, "reaped", false);
+    s.rows = get_or<unsigned short>(j, "rows", 0);
+    s.cols = get_or<unsigned short>(j, "cols", 0);
     if (j.contains("exit_code")) {
       ExitStatus e;
       e.exit_code = j.at("exit_code").get<int>();

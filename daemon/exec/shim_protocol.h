@@ -67,6 +67,10 @@ struct ShimState {
   bool input_open = false;
   bool reaped = false;  // the daemon said kReap: the pid may belong to someone else now
   std::optional<ExitStatus> exit;
+  // A terminal session's current window size (the shim asks its PTY); 0: no terminal, or a
+  // shim too old to say.
+  unsigned short rows = 0;
+  unsigned short cols = 0;
 };
 
 // Encoders: the whole message, ready for one send().

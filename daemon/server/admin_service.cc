@@ -128,6 +128,10 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
   response->set_config_path(facts.config_path);
   response->set_caller_uid(caller->uid);
   response->set_caller_is_admin(caller->is_admin);
+  response->mutable_adoption()->set_adopted(static_cast<uint32_t>(facts.sessions_adopted));
+  if (caller->is_admin) {
+    for (const auto& lost : facts.sessions_lost) response->mutable_adoption()->add_lost(lost);
+  }
   fill_policy_status(deps_.policies->state(), approval_policy_name(caller->agent_id), response->mutable_policy());
   fill_sandbox_status(*deps_.sandbox, deps_.config->sandbox.policy.mode, response->mutable_sandbox());
   fill_network_status(*deps_.config, deps_.sandbox->capabilities().chosen, deps_.network, response->mutable_network());

@@ -24,6 +24,8 @@ struct DaemonFacts {
   std::string socket_path;  // the socket that really serves
   std::string config_path;  // "" on defaults
   std::chrono::steady_clock::time_point started_at;
+  size_t sessions_adopted = 0;             // taken over from the previous daemon at start
+  std::vector<std::string> sessions_lost;  // found but not adopted, each with why
 };
 
 struct AdminDeps {

@@ -448,12 +448,17 @@ struct Daemon::Impl {
   void reload_from_signal();
   void watch_signals();
   void adopt_sessions();
+  struct {
+    size_t adopted = 0;
+    std::vector<std::string> lost;
+  } adoption;  // what adopt_sessions() found, for GetStatus
 };
 
 // Before anything is served: the sessions a previous daemon left to their shims.
 void Daemon::Impl::adopt_sessions() {
   exec::AdoptionReport report = core.engine->adopt_sessions();
   for (const auto& lost : report.lost) spdlog::warn("sessions: not adopted: {}", lost);
+  adoption = {report.adopted, report.lost};
   // An adopted session may use its agent's private /tmp: it is not removed under it.
   if (core.private_tmp) {
     for (const auto& session : report.sessions) {
@@ -534,7 +539,8 @@ void Daemon::Impl::build_services() {
                          .blocking = &blocking,
                          .network = network.get(),
                          .private_tmp = core.private_tmp.get(),
-                         .facts = {system_mode ? "system" : "user", socket_path, options.config_path, started_at}});
+                         .facts = {system_mode ? "system" : "user", socket_path, options.config_path, started_at,
+                                   adoption.adopted, adoption.lost}});
   sandbox_service = std::make_unique<SandboxService>(
       context, SandboxDeps{
                    .config = &config, .sandbox = sandbox.get(), .launches = core.launches.get(), .limits = limits.get()});

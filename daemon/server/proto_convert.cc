@@ -235,6 +235,10 @@ void fill_session_info(const exec::Session& session, v1::SessionInfo* out) {
   for (const auto& a : m.argv) out->add_argv(a);
   out->set_workdir(m.cwd);
   out->set_tty(m.tty);
+  if (m.tty) {
+    out->set_rows(session.terminal_size().first);
+    out->set_cols(session.terminal_size().second);
+  }
   out->set_owner_uid(m.owner_uid);
   out->set_agent_id(m.agent_id);
   out->set_pid(session.pid());

@@ -17,6 +17,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "daemon/exec/exit_status.h"
@@ -102,8 +103,9 @@ Result<Received> receive_spawn(int control_fd) {
 
 class Keeper {
  public:
-  Keeper(asio::io_context& io, std::string dir, posix::SpawnedProcess process, size_t window, bool input_open)
+  Keeper(asio::io_context& io, std::string dir, posix::SpawnedProcess process, size_t window, bool input_open, bool pty)
       : io_(io),
+        is_pty_(pty),
         dir_(std::move(dir)),
         pid_(process.pid),
         pidfd_(io, process.pidfd.release()),
@@ -220,6 +222,9 @@ class Keeper {
     state.input_open = input_.is_open();
     state.reaped = reaped_;
     state.exit = exit_;
+    if (is_pty_ && output_.is_open()) {
+      if (auto size = posix::pty_size(output_.native_handle()); size.ok()) std::tie(state.rows, state.cols) = *size;
+    }
     send(proto::encode(Type::kState, proto::state_json(state)));
     sent_ = ring_.begin_offset();
     flush_ring();
@@ -353,6 +358,7 @@ class Keeper {
   }
 
   asio::io_context& io_;
+  bool is_pty_;
   std::string dir_;
   pid_t pid_;
   asio::posix::stream_descriptor pidfd_;
@@ -413,7 +419,8 @@ int run_shim(const ShimOptions& options) {
     return 6;
   }
   asio::io_context io(1);
-  Keeper keeper(io, options.session_dir, std::move(*spawned), received->spawn.attach_window_bytes, input_open);
+  const bool pty = request.stdio == posix::StdioMode::kPty;
+  Keeper keeper(io, options.session_dir, std::move(*spawned), received->spawn.attach_window_bytes, input_open, pty);
   keeper.start(std::move(control), std::move(listener));
   io.run();
   return 0;

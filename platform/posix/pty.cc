@@ -36,4 +36,10 @@ Status resize_pty(int master_fd, unsigned short rows, unsigned short cols) {
   return Status::Ok();
 }
 
+Result<std::pair<unsigned short, unsigned short>> pty_size(int master_fd) {
+  struct winsize ws {};
+  if (::ioctl(master_fd, TIOCGWINSZ, &ws) != 0) return ErrnoStatus("ioctl(TIOCGWINSZ)", errno);
+  return std::make_pair(ws.ws_row, ws.ws_col);
+}
+
 }  // namespace codexd::posix

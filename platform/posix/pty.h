@@ -17,4 +17,7 @@ Result<PtyPair> open_pty(unsigned short rows, unsigned short cols);
 // TIOCSWINSZ on the master; the kernel sends SIGWINCH to the foreground process group.
 Status resize_pty(int master_fd, unsigned short rows, unsigned short cols);
 
+// TIOCGWINSZ: the terminal's current size (rows, cols).
+Result<std::pair<unsigned short, unsigned short>> pty_size(int master_fd);
+
 }  // namespace codexd::posix

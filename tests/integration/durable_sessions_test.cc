@@ -113,7 +113,18 @@ void survives(const std::function<void(TestDaemon&)>& go_away) {
   auto stub = v1::Exec::NewStub(daemon.channel());
   Started s = start_sessions(*stub, daemon);
   if (::testing::Test::HasFailure()) return;
+  {  // the terminal gets a size of its own, which the next daemon must know
+    grpc::ClientContext context;
+    v1::ResizeTerminalRequest resize;
+    resize.set_session_id(s.tty);
+    resize.set_rows(40);
+    resize.set_cols(132);
+    v1::ResizeTerminalResponse response;
+    ASSERT_TRUE(stub->ResizeTerminal(&context, resize, &response).ok());
+  }
   const auto before = by_id(list_sessions(*stub));
+  ASSERT_EQ(before.at(s.tty).rows(), 40u);
+  ASSERT_EQ(before.at(s.tty).cols(), 132u);
   ASSERT_EQ(before.size(), 10u);
 
   // The counter: some lines through Poll (so the daemon has delivered up to an offset) and
@@ -143,6 +154,8 @@ void survives(const std::function<void(TestDaemon&)>& go_away) {
     EXPECT_EQ(now.owner_uid(), was.owner_uid());
     EXPECT_EQ(now.agent_id(), was.agent_id());
     EXPECT_EQ(now.tty(), was.tty());
+    EXPECT_EQ(now.rows(), was.rows()) << "session " << id;
+    EXPECT_EQ(now.cols(), was.cols()) << "session " << id;
     EXPECT_EQ(now.workdir(), was.workdir());
     EXPECT_EQ(now.pid(), was.pid());
     EXPECT_EQ(now.started_at_unix_ms(), was.started_at_unix_ms());
@@ -248,6 +261,17 @@ TEST(DurableSessions, ACorruptRecordIsReportedAndItsCommandEndedNotAdopted) {
   EXPECT_THAT(daemon.daemon_log(), ::testing::HasSubstr("not adopted: session " + std::to_string(bad.result.session_id())));
   EXPECT_THAT(daemon.daemon_log(), ::testing::HasSubstr("not a JSON object"));
   EXPECT_NE(::kill(bad_pid, 0), 0) << "the unowned command still runs";
+  // Listed as lost, with why, in the status (over gRPC and as codexctl prints it).
+  const std::string lost = "session " + std::to_string(bad.result.session_id()) + ": ";
+  auto status = get_status(daemon.channel());
+  EXPECT_EQ(status.adoption().adopted(), 1u);
+  ASSERT_EQ(status.adoption().lost_size(), 1);
+  EXPECT_THAT(status.adoption().lost(0), ::testing::StartsWith(lost));
+  EXPECT_THAT(status.adoption().lost(0), ::testing::HasSubstr("not a JSON object"));
+  auto printed = daemon.codexctl({"status"});
+  EXPECT_EQ(printed.exit_code, 0) << printed.err;
+  EXPECT_THAT(printed.out, ::testing::HasSubstr("adopted at start: 1"));
+  EXPECT_THAT(printed.out, ::testing::HasSubstr("lost at start: " + lost));
   stub.reset();
   EXPECT_EQ(daemon.stop(), 0);
 }
