@@ -500,7 +500,8 @@ void Session::detach_for_restart() {
   if (shim_) shim_->detach();
   // The group stays (with its limits and the command in it) for the next daemon; the
   // object goes without removing it.
-  (void)group_.release();
+  if (group_) group_->keep_for_next_daemon();
+  group_.reset();
   trailing_timer_.cancel();
   kill_timer_.cancel();
   waiters_.clear();

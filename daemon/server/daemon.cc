@@ -456,7 +456,9 @@ struct Daemon::Impl {
 
 // Before anything is served: the sessions a previous daemon left to their shims.
 void Daemon::Impl::adopt_sessions() {
+  const auto began = std::chrono::steady_clock::now();
   exec::AdoptionReport report = core.engine->adopt_sessions();
+  const auto took_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
   for (const auto& lost : report.lost) spdlog::warn("sessions: not adopted: {}", lost);
   adoption = {report.adopted, report.lost};
   // An adopted session may use its agent's private /tmp: it is not removed under it.
@@ -468,7 +470,8 @@ void Daemon::Impl::adopt_sessions() {
     }
   }
   if (report.adopted > 0 || !report.lost.empty()) {
-    spdlog::info("sessions: adopted {} session(s) from the previous daemon, {} lost", report.adopted, report.lost.size());
+    spdlog::info("sessions: adopted {} session(s) from the previous daemon in {:.1f} ms, {} lost", report.adopted, took_ms,
+                 report.lost.size());
     audit->record(orchestrator::DaemonAuditRecord{
         "restart", "adopted " + std::to_string(report.adopted) + " session(s), " + std::to_string(report.lost.size()) + " lost"});
   }

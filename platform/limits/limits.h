@@ -85,6 +85,9 @@ struct GroupRequest {
 class ResourceGroup {
  public:
   virtual ~ResourceGroup() = default;  // kills what is left and removes the group
+  // The daemon goes and leaves the command to the next one (durable sessions): from now on the
+  // destructor neither kills nor removes anything, so the group and its limits stay.
+  virtual void keep_for_next_daemon() {}
   // Before the spawn: what the child does to join (cgroup.procs to write, rlimits).
   virtual void prepare(posix::SpawnRequest& request) const = 0;
   // After the spawn: the command's leader (also its process group).

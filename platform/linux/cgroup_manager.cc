@@ -26,8 +26,9 @@ class CgroupGroup : public ResourceGroup {
         child_oom_score_(child_oom_score) {}
   ~CgroupGroup() override {
     procs_.clear();
-    pool_->release(agent_, std::move(dirs_));
+    if (!kept_) pool_->release(agent_, std::move(dirs_));
   }
+  void keep_for_next_daemon() override { kept_ = true; }
 
   void prepare(posix::SpawnRequest& request) const override {
     for (const auto& fd : procs_) request.join_fds.push_back(fd.get());
@@ -53,6 +54,7 @@ class CgroupGroup : public ResourceGroup {
   std::vector<UniqueFd> procs_;
   ResourceLimits effective_;
   std::optional<int> child_oom_score_;
+  bool kept_ = false;
 };
 
 Mechanism mechanism_of(const Layout& layout) {
