@@ -97,7 +97,15 @@ Result<std::shared_ptr<Session>> ExecEngine::spawn_durable(SessionMetadata metad
   const std::string dir = options_.shim->sessions_dir + "/" + std::to_string(metadata.id);
   remove_session_dir(dir);  // a leftover of a session with the same id that ended while no daemon ran
   if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoStatus("session directory " + dir, errno);
-  SessionRecord record{metadata, launch.rows, launch.cols};
+  SessionRecord record;
+  record.metadata = metadata;
+  record.rows = launch.rows;
+  record.cols = launch.cols;
+  if (group) {
+    record.group_place = group->place();
+    record.memory_max = group->effective().memory_max;
+    record.pids_max = group->effective().pids_max;
+  }
   if (Status written = write_session_record(dir, record); !written.ok()) {
     remove_session_dir(dir);
     return written;
@@ -311,6 +319,22 @@ size_t ExecEngine::detach_all() {
   return kept;
 }
 
+// The cgroup the previous daemon made for the session (accounting, limits notes, whole-tree
+// kill), else its process group.
+Result<std::unique_ptr<limits::ResourceGroup>> ExecEngine::adopt_group(const SessionRecord& record,
+                                                                      const shim::ShimState& state) {
+  if (!options_.limits) return std::unique_ptr<limits::ResourceGroup>();
+  limits::AdoptedGroup adopted;
+  adopted.agent = record.metadata.agent_id;
+  adopted.place = record.group_place;
+  // A leader the daemon told the shim to reap may have a reused pid: not signalled any more.
+  adopted.leader = state.reaped ? -1 : state.pid;
+  adopted.effective.memory_max = record.memory_max;
+  adopted.effective.pids_max = record.pids_max;
+  if (adopted.place.empty()) return options_.limits->LimitsManager::adopt(adopted);
+  return options_.limits->adopt(adopted);
+}
+
 AdoptionReport ExecEngine::adopt_sessions() {
   AdoptionReport report;
   if (!options_.shim) return report;
@@ -348,8 +372,10 @@ AdoptionReport ExecEngine::adopt_sessions() {
       continue;
     }
     const bool tty = record->metadata.tty;
+    auto group = adopt_group(*record, state);
+    if (!group.ok()) report.degraded.push_back("session " + name + ": adopted without its resource group (" + group.status().message() + ")");
     auto session = Session::start_with_shim(io_, std::move(record->metadata), *link, state.input_open,
-                                            options_.session_limits, nullptr, &state);
+                                            options_.session_limits, group.ok() ? std::move(*group) : nullptr, &state);
     // The terminal's size now (the shim asks it), else as the session started.
     if (tty) {
       session->set_terminal_size(state.rows > 0 ? state.rows : record->rows, state.cols > 0 ? state.cols : record->cols);

@@ -21,6 +21,8 @@
 
 namespace codexd::exec {
 
+struct SessionRecord;
+
 // One exec_command / write_stdin / poll result.
 struct UnifiedOutcome {
   std::string chunk_id;
@@ -57,6 +59,7 @@ struct AdoptionReport {
   size_t adopted = 0;
   std::vector<std::string> lost;  // "session 1234: <why>", one per session that could not be adopted
   std::vector<std::shared_ptr<Session>> sessions;  // the adopted ones
+  std::vector<std::string> degraded;  // adopted, but without something ("session 12: <what and why>")
 };
 
 // A wait in progress, so that the RPC can give up on it (client went away).
@@ -122,6 +125,7 @@ class ExecEngine {
 
  private:
   Result<std::shared_ptr<Session>> spawn_session(SessionMetadata metadata, const LaunchSpec& launch);
+  Result<std::unique_ptr<limits::ResourceGroup>> adopt_group(const SessionRecord& record, const shim::ShimState& state);
   Result<std::shared_ptr<Session>> spawn_durable(SessionMetadata metadata, const LaunchSpec& launch,
                                                  posix::SpawnRequest request, const ChannelOwner& owner,
                                                  std::unique_ptr<limits::ResourceGroup> group);

@@ -41,6 +41,9 @@ Status write_session_record(const std::string& dir, const SessionRecord& record)
   j["tty"] = m.tty;
   j["rows"] = record.rows;
   j["cols"] = record.cols;
+  if (!record.group_place.empty()) j["group"] = record.group_place;
+  if (record.memory_max) j["memory_max"] = *record.memory_max;
+  if (record.pids_max) j["pids_max"] = *record.pids_max;
   j["sandbox"] = static_cast<int>(m.sandbox);
   j["network"] = static_cast<int>(m.network);
   j["started_at_ms"] =
@@ -93,6 +96,9 @@ Result<SessionRecord> read_session_record(const std::string& dir) {
     m.tty = j.at("tty").get<bool>();
     r.rows = j.at("rows").get<unsigned short>();
     r.cols = j.at("cols").get<unsigned short>();
+    if (j.contains("group")) r.group_place = j.at("group").get<std::string>();
+    if (j.contains("memory_max")) r.memory_max = j.at("memory_max").get<uint64_t>();
+    if (j.contains("pids_max")) r.pids_max = j.at("pids_max").get<uint64_t>();
     m.sandbox = static_cast<sandbox::Backend>(j.at("sandbox").get<int>());
     m.network = static_cast<sandbox::NetworkMode>(j.at("network").get<int>());
     m.started_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(j.at("started_at_ms").get<int64_t>()));

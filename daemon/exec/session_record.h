@@ -3,6 +3,7 @@
 // socket in <state_dir>/sessions/<id>/session.json. Versioned; written atomically.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -17,6 +18,11 @@ struct SessionRecord {
   SessionMetadata metadata;
   unsigned short rows = 24;
   unsigned short cols = 80;
+  // The session's resource group (ResourceGroup::place(), "" without one) and the limits
+  // the notes name, so that the next daemon takes the group over.
+  std::string group_place;
+  std::optional<uint64_t> memory_max;
+  std::optional<uint64_t> pids_max;
 };
 
 // Writes <dir>/session.json (temp file, fsync, rename, fsync of the directory), mode 0600.

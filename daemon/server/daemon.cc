@@ -460,6 +460,7 @@ void Daemon::Impl::adopt_sessions() {
   exec::AdoptionReport report = core.engine->adopt_sessions();
   const auto took_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
   for (const auto& lost : report.lost) spdlog::warn("sessions: not adopted: {}", lost);
+  for (const auto& degraded : report.degraded) spdlog::warn("sessions: {}", degraded);
   adoption = {report.adopted, report.lost};
   // An adopted session may use its agent's private /tmp: it is not removed under it.
   if (core.private_tmp) {

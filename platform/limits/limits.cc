@@ -90,6 +90,12 @@ const char* mechanism_name(Mechanism m) {
   return "none";
 }
 
+Result<std::unique_ptr<ResourceGroup>> LimitsManager::adopt(const AdoptedGroup& group) {
+  auto adopted = std::make_unique<ProcessGroupGroup>(group.effective, std::vector<posix::ResourceLimit>{});
+  if (group.leader > 0) adopted->started(group.leader);
+  return std::unique_ptr<ResourceGroup>(std::move(adopted));
+}
+
 namespace {
 
 class NoLimitsManager : public LimitsManager {

@@ -88,6 +88,9 @@ class ResourceGroup {
   // The daemon goes and leaves the command to the next one (durable sessions): from now on the
   // destructor neither kills nor removes anything, so the group and its limits stay.
   virtual void keep_for_next_daemon() {}
+  // Where a restarted daemon finds this group again (LimitsManager::adopt); "" where it
+  // cannot (a process group is only its leader's pid).
+  virtual std::string place() const { return ""; }
   // Before the spawn: what the child does to join (cgroup.procs to write, rlimits).
   virtual void prepare(posix::SpawnRequest& request) const = 0;
   // After the spawn: the command's leader (also its process group).
@@ -104,10 +107,21 @@ class ResourceGroup {
   virtual const ResourceLimits& effective() const = 0;
 };
 
+// A group a previous daemon made for a command that still runs (durable sessions).
+struct AdoptedGroup {
+  std::string agent;
+  std::string place;         // ResourceGroup::place() of the group as made
+  pid_t leader = -1;         // the command's leader, or -1 when its pid is no longer the command's
+  ResourceLimits effective;  // as the group was made (for notes)
+};
+
 class LimitsManager {
  public:
   virtual ~LimitsManager() = default;
   virtual Result<std::unique_ptr<ResourceGroup>> create(const GroupRequest& request) = 0;
+  // The group of an adopted session. By default its process group (nothing else is known);
+  // the cgroup mechanism takes over the cgroup itself, with its accounting and whole-tree kill.
+  virtual Result<std::unique_ptr<ResourceGroup>> adopt(const AdoptedGroup& group);
   virtual const MechanismStatus& status() const = 0;
   // Shutdown: kill every group's processes and remove what can be removed.
   virtual void shutdown() {}

@@ -1,7 +1,10 @@
 #include "platform/linux/cgroup_manager.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include "base/unique_fd.h"
 #include "platform/linux/cgroup_delegation.h"
@@ -29,6 +32,10 @@ class CgroupGroup : public ResourceGroup {
     if (!kept_) pool_->release(agent_, std::move(dirs_));
   }
   void keep_for_next_daemon() override { kept_ = true; }
+  std::string place() const override {
+    const std::string& base = pool_->tree().bases().at(0);
+    return dirs_.at(0).substr(base.size() + 1);  // "sessions/<agent>/<leaf>"
+  }
 
   void prepare(posix::SpawnRequest& request) const override {
     for (const auto& fd : procs_) request.join_fds.push_back(fd.get());
@@ -86,6 +93,13 @@ class CgroupManager : public LimitsManager {
     return std::unique_ptr<ResourceGroup>(
         new CgroupGroup(pool_, request.agent, std::move(group), effective, child_oom_score_));
   }
+  Result<std::unique_ptr<ResourceGroup>> adopt(const AdoptedGroup& adopted) override {
+    CODEXD_ASSIGN_OR_RETURN(GroupDirs dirs, adopted_dirs(adopted.place));
+    auto group = std::unique_ptr<ResourceGroup>(
+        new CgroupGroup(pool_, adopted.agent, ReadyGroup{std::move(dirs), {}}, adopted.effective, child_oom_score_));
+    group->started(adopted.leader);
+    return group;
+  }
   const MechanismStatus& status() const override { return status_; }
   void shutdown() override {
     pool_->stop();
@@ -98,6 +112,31 @@ class CgroupManager : public LimitsManager {
   void settle() override { pool_->settle(); }
 
  private:
+  // "sessions/<agent>/<leaf>" under every hierarchy's base, each an existing directory: a
+  // record names nothing else (it is the daemon's own file, but a stale or edited one must
+  // not hand over another cgroup).
+  Result<GroupDirs> adopted_dirs(const std::string& place) const {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (start <= place.size()) {
+      const size_t slash = place.find('/', start);
+      parts.push_back(place.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    const bool shaped = parts.size() == 3 && parts[0] == "sessions" &&
+                        std::all_of(parts.begin(), parts.end(), [](const std::string& p) { return !p.empty() && p != "." && p != ".."; });
+    if (!shaped) return InvalidArgument("not a session group of this daemon: \"" + place + "\"");
+    GroupDirs dirs;
+    for (const std::string& base : tree_->bases()) {
+      struct stat st {};
+      const std::string dir = base + "/" + place;
+      if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return NotFound("cgroup " + dir + " is gone");
+      dirs.push_back(dir);
+    }
+    return dirs;
+  }
+
   std::shared_ptr<CgroupTree> tree_;
   std::shared_ptr<GroupPool> pool_ = std::make_shared<GroupPool>(tree_, PoolOptions{});
   MechanismStatus status_;

@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -272,6 +273,74 @@ TEST(DurableSessions, ACorruptRecordIsReportedAndItsCommandEndedNotAdopted) {
   EXPECT_EQ(printed.exit_code, 0) << printed.err;
   EXPECT_THAT(printed.out, ::testing::HasSubstr("adopted at start: 1"));
   EXPECT_THAT(printed.out, ::testing::HasSubstr("lost at start: " + lost));
+  stub.reset();
+  EXPECT_EQ(daemon.stop(), 0);
+}
+
+// The next daemon takes over the session's cgroup, not just its process group: accounting
+// goes on, and a kill reaches a grandchild that left the process group with setsid.
+TEST(DurableSessions, AnAdoptedSessionKeepsItsCgroupAccountingAndWholeTreeKill) {
+  TestDaemon daemon(unsandboxed());
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  auto status = get_status(daemon.channel());
+  if (status.limits().mechanism().rfind("cgroup", 0) != 0) GTEST_SKIP() << "no usable cgroup: " << status.limits().reason();
+  auto stub = v1::Exec::NewStub(daemon.channel());
+  auto started = exec_command(
+      *stub, argv_request(daemon, {"/bin/sh", "-c", "setsid sleep 1000 & echo grandchild=$!; exec sleep 1000"}, 250));
+  ASSERT_TRUE(started.status.ok() && started.result.has_session_id()) << describe(started.status);
+  const int id = started.result.session_id();
+  auto seen = follow_until_output(*stub, started.result, "\n");
+  const std::string out = started.result.output() + seen.output;
+  const auto at = out.find("grandchild=");
+  ASSERT_NE(at, std::string::npos) << out;
+  const pid_t grandchild = static_cast<pid_t>(std::stoi(out.substr(at + 11)));
+  const auto before = list_sessions(*stub).at(0);
+  ASSERT_TRUE(before.usage().measured());
+  stub.reset();
+
+  EXPECT_EQ(daemon.crash(), 128 + SIGKILL);
+  ASSERT_TRUE(daemon.restart()) << daemon.daemon_log();
+  stub = v1::Exec::NewStub(daemon.channel());
+  const auto after = list_sessions(*stub);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_TRUE(after[0].usage().measured()) << "the adopted session lost its accounting";
+  EXPECT_GE(after[0].usage().peak_memory_bytes(), before.usage().peak_memory_bytes());
+  EXPECT_THAT(daemon.daemon_log(), ::testing::Not(::testing::HasSubstr("without its resource group")));
+
+  bool was_running = false;
+  ASSERT_TRUE(cancel(*stub, id, v1::CancelRequest::KILL, std::nullopt, &was_running).ok());
+  EXPECT_TRUE(was_running);
+  EXPECT_TRUE(wait_process_exit(grandchild)) << "the setsid grandchild outlived the kill of its adopted session";
+  stub.reset();
+  EXPECT_EQ(daemon.stop(), 0);
+}
+
+// A record naming a cgroup outside the daemon's session groups does not hand it over: the
+// session is adopted with its process group only, and the log says why.
+TEST(DurableSessions, ARecordNamingAForeignCgroupIsAdoptedWithoutIt) {
+  TestDaemon daemon(unsandboxed());
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  auto status = get_status(daemon.channel());
+  if (status.limits().mechanism().rfind("cgroup", 0) != 0) GTEST_SKIP() << "no usable cgroup: " << status.limits().reason();
+  auto stub = v1::Exec::NewStub(daemon.channel());
+  auto started = exec_command(*stub, argv_request(daemon, {"/bin/sleep", "1000"}, 0));
+  ASSERT_TRUE(started.status.ok() && started.result.has_session_id()) << describe(started.status);
+  stub.reset();
+  EXPECT_EQ(daemon.crash(), 128 + SIGKILL);
+  const std::string record =
+      daemon.dir() + "/state/sessions/" + std::to_string(started.result.session_id()) + "/session.json";
+  std::string text;
+  {
+    std::ifstream in(record);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::regex group("\"group\": *\"[^\"]*\"");
+  ASSERT_TRUE(std::regex_search(text, group)) << text;
+  std::ofstream(record, std::ios::trunc) << std::regex_replace(text, group, "\"group\":\"sessions/../..\"");
+  ASSERT_TRUE(daemon.restart()) << daemon.daemon_log();
+  stub = v1::Exec::NewStub(daemon.channel());
+  EXPECT_EQ(list_sessions(*stub).size(), 1u);
+  EXPECT_THAT(daemon.daemon_log(), ::testing::HasSubstr("adopted without its resource group (not a session group of this daemon"));
   stub.reset();
   EXPECT_EQ(daemon.stop(), 0);
 }
