@@ -331,7 +331,6 @@ Result<std::unique_ptr<limits::ResourceGroup>> ExecEngine::adopt_group(const Ses
   adopted.leader = state.reaped ? -1 : state.pid;
   adopted.effective.memory_max = record.memory_max;
   adopted.effective.pids_max = record.pids_max;
-  if (adopted.place.empty()) return options_.limits->LimitsManager::adopt(adopted);
   return options_.limits->adopt(adopted);
 }
 

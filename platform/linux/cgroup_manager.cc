@@ -4,8 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-
+#include "base/lexical_path.h"
 #include "base/unique_fd.h"
 #include "platform/linux/cgroup_delegation.h"
 #include "platform/linux/cgroup_files.h"
@@ -94,6 +93,7 @@ class CgroupManager : public LimitsManager {
         new CgroupGroup(pool_, request.agent, std::move(group), effective, child_oom_score_));
   }
   Result<std::unique_ptr<ResourceGroup>> adopt(const AdoptedGroup& adopted) override {
+    if (adopted.place.empty()) return LimitsManager::adopt(adopted);  // made without a cgroup
     CODEXD_ASSIGN_OR_RETURN(GroupDirs dirs, adopted_dirs(adopted.place));
     auto group = std::unique_ptr<ResourceGroup>(
         new CgroupGroup(pool_, adopted.agent, ReadyGroup{std::move(dirs), {}}, adopted.effective, child_oom_score_));
@@ -116,16 +116,9 @@ class CgroupManager : public LimitsManager {
   // record names nothing else (it is the daemon's own file, but a stale or edited one must
   // not hand over another cgroup).
   Result<GroupDirs> adopted_dirs(const std::string& place) const {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (start <= place.size()) {
-      const size_t slash = place.find('/', start);
-      parts.push_back(place.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
-      if (slash == std::string::npos) break;
-      start = slash + 1;
-    }
-    const bool shaped = parts.size() == 3 && parts[0] == "sessions" &&
-                        std::all_of(parts.begin(), parts.end(), [](const std::string& p) { return !p.empty() && p != "." && p != ".."; });
+    // Three components, none empty, "." or "..": normalizing changes nothing.
+    const std::string rooted = "/" + place;
+    const bool shaped = normalize_lexically(rooted) == rooted && path_depth(rooted) == 3 && rooted.rfind("/sessions/", 0) == 0;
     if (!shaped) return InvalidArgument("not a session group of this daemon: \"" + place + "\"");
     GroupDirs dirs;
     for (const std::string& base : tree_->bases()) {

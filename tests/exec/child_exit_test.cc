@@ -6,17 +6,13 @@
 
 #include "daemon/exec/exit_status.h"
 #include "platform/posix/spawn.h"
+#include "tests/exec/launch_test_util.h"
 
 namespace codexd::exec {
 namespace {
 
 posix::SpawnedProcess spawn_shell(const std::string& script) {
-  posix::SpawnRequest r;
-  r.executable = "/bin/sh";
-  r.argv = {"sh", "-c", script};
-  r.env = {"PATH=/usr/bin:/bin"};
-  r.cwd = "/";
-  r.stdio = posix::StdioMode::kPipesMerged;
+  posix::SpawnRequest r = testing_util::shell_spawn_request(script);
   r.stdin_pipe = true;
   auto p = posix::spawn_process(r);
   EXPECT_TRUE(p.ok()) << p.status().to_string();

@@ -14,6 +14,7 @@
 
 #include "daemon/exec/shim_link.h"
 #include "platform/posix/fd_passing.h"
+#include "tests/exec/launch_test_util.h"
 #include "tests/support/temp_dir.h"
 
 namespace codexd::exec {
@@ -29,14 +30,6 @@ bool readable_within(int fd, int timeout_ms) {
 
 bool signal_pidfd(int pidfd, int signal) { return ::syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0) == 0; }
 
-posix::SpawnRequest shell(const std::string& script) {
-  posix::SpawnRequest request;
-  request.executable = "/bin/sh";
-  request.argv = {"sh", "-c", script};
-  request.env = {"PATH=/usr/bin:/bin"};
-  request.cwd = "/";
-  return request;
-}
 
 class ShimLinkTest : public ::testing::Test {
  protected:
@@ -44,7 +37,7 @@ class ShimLinkTest : public ::testing::Test {
     ShimConfig config{CODEXD_TEST_BIN_DIR "/codexd-shim", dir_.path()};
     const std::string session_dir = dir_.sub("1");
     if (::mkdir(session_dir.c_str(), 0700) != 0) return ErrnoStatus("mkdir", errno);
-    return ShimLink::launch(io_, config, session_dir, shell(script), 64 * 1024);
+    return ShimLink::launch(io_, config, session_dir, testing_util::shell_spawn_request(script), 64 * 1024);
   }
   boost::asio::io_context io_;
   ::codexd::testing::TempDir dir_{"codexd-shim-link"};
@@ -80,7 +73,7 @@ Result<HandDrivenShim> start_by_hand(const std::string& session_dir, const std::
   CODEXD_ASSIGN_OR_RETURN(out.shim, posix::spawn_process(shim_request));
   pair.second.reset();
   CODEXD_RETURN_IF_ERROR(posix::send_fds(pair.first.get(), shim::encode(shim::Type::kSpawnFds), {}));
-  const std::string spawn = shim::encode(shim::Type::kSpawn, shim::spawn_request_json(shell(script), 64 * 1024));
+  const std::string spawn = shim::encode(shim::Type::kSpawn, shim::spawn_request_json(testing_util::shell_spawn_request(script), 64 * 1024));
   if (::send(pair.first.get(), spawn.data(), spawn.size(), MSG_NOSIGNAL) < 0) return ErrnoStatus("send", errno);
   std::string reply(shim::kMaxMessage, '\0');
   const ssize_t n = ::recv(pair.first.get(), reply.data(), reply.size(), 0);
