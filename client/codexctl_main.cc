@@ -134,6 +134,14 @@ int main(int argc, char** argv) {
   app.add_subcommand("status", "Show the daemon's status (policy, sandbox, sessions)")->callback([&] { result = run_status(options); });
   app.add_subcommand("reload", "Reload the rules files (all or nothing)")->callback([&] { result = run_reload(options); });
 
+  auto* daemon_cmd = app.add_subcommand("daemon", "Control the daemon itself (admins)");
+  daemon_cmd->require_subcommand(1);
+  uint32_t restart_timeout_ms = 30000;
+  auto* restart_cmd = daemon_cmd->add_subcommand(
+      "restart", "Restart codexd in place with the binary and config on disk, keeping every session; waits for it");
+  restart_cmd->add_option("--timeout-ms", restart_timeout_ms, "How long to wait for the new daemon (default 30000)");
+  restart_cmd->callback([&] { result = run_daemon_restart(options, restart_timeout_ms); });
+
   auto* approvals_cmd = app.add_subcommand("approvals", "List pending approvals, or `approvals watch` to answer them live");
   approvals_cmd->add_subcommand("list", "List pending approvals")->callback([&] { result = run_approvals_list(options); });
   approvals_cmd->add_subcommand("watch", "Live list; answer each request on this terminal")

@@ -47,6 +47,9 @@ int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms, st
 int run_kill(const ClientOptions& options, int session_id, const std::string& signal, std::optional<uint32_t> grace_ms);
 int run_status(const ClientOptions& options);
 int run_reload(const ClientOptions& options);
+// Restart the daemon in place keeping its sessions, and wait up to `timeout_ms` for the new
+// one to answer. Exit 0 when every kept session was adopted.
+int run_daemon_restart(const ClientOptions& options, uint32_t timeout_ms);
 
 int run_approvals_list(const ClientOptions& options);
 int run_approvals_watch(const ClientOptions& options);

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <filesystem>
 #include <iostream>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -15,6 +17,7 @@
 #include "daemon/server/daemon.h"
 #include "platform/backends/manager_factory.h"
 #include "platform/posix/process_hardening.h"
+#include "platform/posix/process_image.h"
 #include "platform/sandbox/format.h"
 #include "platform/sandbox/sandbox.h"
 
@@ -59,6 +62,44 @@ int inherited_listen_fd() {
   if (n > 1) std::fprintf(stderr, "codexd: systemd passed %d sockets; expected one\n", n);
 #endif
   return -1;
+}
+
+// What a restart in place passes to the new image (daemon/server/daemon.cc, restart_daemon).
+constexpr const char* kRestartListenFdVar = "CODEXD_RESTART_LISTEN_FD";
+constexpr const char* kRestartSocketOwnedVar = "CODEXD_RESTART_SOCKET_OWNED";
+constexpr int kRestartListenFd = 3;
+
+struct InheritedSocket {
+  int fd = -1;
+  bool owned = false;  // created by a daemon (not systemd): removed when this one stops
+};
+
+// The socket a restart in place left at fd 3, else systemd's. The variables are removed at
+// once: no command may inherit them.
+InheritedSocket inherited_socket() {
+  const char* fd_text = std::getenv(kRestartListenFdVar);
+  const char* owned_text = std::getenv(kRestartSocketOwnedVar);
+  const bool from_restart = fd_text != nullptr && std::string(fd_text) == std::to_string(kRestartListenFd);
+  const bool owned = owned_text != nullptr && std::string(owned_text) == "1";
+  ::unsetenv(kRestartListenFdVar);
+  ::unsetenv(kRestartSocketOwnedVar);
+  if (from_restart) {
+    if (posix::is_listening_unix_socket(kRestartListenFd)) return {kRestartListenFd, owned};
+    std::fprintf(stderr, "codexd: %s=3 but fd 3 is not a listening Unix socket; ignoring it\n", kRestartListenFdVar);
+  }
+  return {inherited_listen_fd(), false};
+}
+
+// Replaces this process with the binary on disk now, keeping the pid and the listening socket.
+// Returns only on failure (the sessions stay with their shims for the next daemon).
+int restart_in_place(const server::RestartCommand& command, server::RestartHandover handover) {
+  spdlog::info("restarting in place: exec {}", command.executable);
+  spdlog::default_logger()->flush();
+  Status failed = posix::replace_process_image(
+      command.executable, command.argv, handover.listener.get(), kRestartListenFd,
+      {{kRestartListenFdVar, std::to_string(kRestartListenFd)}, {kRestartSocketOwnedVar, handover.owns_socket_file ? "1" : "0"}});
+  spdlog::critical("restart in place failed: {}; the sessions wait for the next codexd", failed.message());
+  return 1;
 }
 
 int check_config(const config::Config& config, const std::string& default_rules, const std::vector<std::string>& config_errors) {
@@ -119,6 +160,8 @@ int print_sandbox_plan(const config::Config& config, std::string workdir, const 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before a package upgrade can replace the file: what a restart in place execs.
+  const server::RestartCommand restart_command{posix::current_executable_path(), {argv, argv + argc}};
   // Before any thread exists.
   auto hardening = posix::harden_current_process();
   if (hardening.exit_code != 0) {
@@ -188,7 +231,10 @@ int main(int argc, char** argv) {
   setup_logging(config);
   server::DaemonOptions options;
   options.config_path = config_path;
-  options.inherited_listen_fd = inherited_listen_fd();
+  const InheritedSocket inherited = inherited_socket();
+  options.inherited_listen_fd = inherited.fd;
+  options.inherited_socket_owned = inherited.owned;
+  options.restart = restart_command;
   options.default_rules = default_rules;
   options.keep_sessions = keep_sessions;
   auto daemon = server::Daemon::start(std::move(config), options);
@@ -196,5 +242,9 @@ int main(int argc, char** argv) {
     spdlog::critical("cannot start: {}", daemon.status().message());
     return 1;
   }
-  return (*daemon)->wait();
+  const int code = (*daemon)->wait();
+  std::optional<server::RestartHandover> handover = (*daemon)->take_restart_handover();
+  if (!handover) return code;
+  (*daemon).reset();  // every thread of ours joined, every session left to its shim
+  return restart_in_place(restart_command, std::move(*handover));
 }

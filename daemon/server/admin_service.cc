@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
 
 #include "daemon/server/core_reactors.h"
 #include "daemon/server/proto_convert.h"
@@ -124,6 +125,7 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
   response->set_mode(facts.mode_name);
   response->set_uptime_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - facts.started_at).count());
   response->set_pid(::getpid());
+  response->set_started_at_unix_ms(unix_ms(facts.started_at_wall));
   response->set_socket_path(facts.socket_path);
   response->set_config_path(facts.config_path);
   response->set_caller_uid(caller->uid);
@@ -162,6 +164,45 @@ grpc::ServerUnaryReactor* AdminService::ReloadPolicy(grpc::CallbackServerContext
     for (const auto& e : result.errors) response->add_errors(e);
     fill_policy_status(deps_.policies->state(), approval_policy_name(agent), response->mutable_policy());
     on_core(core_, [reactor] { reactor->finish(grpc::Status::OK); });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* AdminService::RestartDaemon(grpc::CallbackServerContext* ctx, const v1::RestartDaemonRequest*,
+                                                      v1::RestartDaemonResponse* response) {
+  auto [reactor, caller] = begin_unary(core_, ctx);
+  if (!caller) return reactor;
+  if (!caller->is_admin) {
+    reactor->finish(PermissionDenied("restarting the daemon needs an admin uid (root, the daemon's uid, or daemon.admin_uids)"));
+    return reactor;
+  }
+  if (!deps_.restart.check || !deps_.restart.begin) {
+    reactor->finish(FailedPrecondition("this daemon cannot restart in place; stop and start it"));
+    return reactor;
+  }
+  const uid_t uid = caller->uid;
+  on_core(core_, [this, slot = reactor->slot(), response, uid] {
+    if (!slot->reactor) return;
+    const size_t live = deps_.engine->live_sessions();
+    boost::asio::post(*deps_.blocking, [this, slot, response, uid, live] {
+      Status ready = deps_.restart.check(live);
+      on_core(core_, [this, slot, response, uid, live, ready = std::move(ready)] {
+        if (!slot->reactor) return;  // the caller is gone: nobody asked for it any more
+        if (!ready.ok()) {
+          spdlog::warn("restart in place asked by uid {}: {}", uid, ready.message());
+          slot->reactor->finish(ready);
+          return;
+        }
+        response->set_pid(::getpid());
+        response->set_started_at_unix_ms(unix_ms(deps_.facts.started_at_wall));
+        response->set_executable(deps_.restart.executable);
+        response->set_sessions_kept(static_cast<uint32_t>(live));
+        spdlog::info("restart in place asked by uid {}: keeping {} session(s), then exec {}", uid, live,
+                     deps_.restart.executable);
+        slot->reactor->finish(grpc::Status::OK);
+        deps_.restart.begin();  // the stop lets this answer go out before gRPC shuts down
+      });
+    });
   });
   return reactor;
 }

@@ -3,6 +3,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "codexd/v1/admin.grpc.pb.h"
@@ -24,8 +25,16 @@ struct DaemonFacts {
   std::string socket_path;  // the socket that really serves
   std::string config_path;  // "" on defaults
   std::chrono::steady_clock::time_point started_at;
+  std::chrono::system_clock::time_point started_at_wall;
   size_t sessions_adopted = 0;             // taken over from the previous daemon at start
   std::vector<std::string> sessions_lost;  // found but not adopted, each with why
+};
+
+// A restart in place, as the composition root does it.
+struct RestartHooks {
+  std::string executable;                   // what the restart execs
+  std::function<Status(size_t live_sessions)> check;  // reads files: on the blocking pool
+  std::function<void()> begin;              // after the answer: stop, keep sessions, exec
 };
 
 struct AdminDeps {
@@ -39,6 +48,7 @@ struct AdminDeps {
   const NetworkPlane* network = nullptr;                 // proxy counters (thread-safe)
   const orchestrator::PrivateTmpStore* private_tmp = nullptr;  // the agents' /tmp (thread-safe); null: off
   DaemonFacts facts;
+  RestartHooks restart;  // no `check`: this daemon cannot restart in place
 };
 
 class AdminService final : public v1::Admin::CallbackService {
@@ -48,6 +58,8 @@ class AdminService final : public v1::Admin::CallbackService {
                                       v1::GetStatusResponse* response) override;
   grpc::ServerUnaryReactor* ReloadPolicy(grpc::CallbackServerContext* ctx, const v1::ReloadPolicyRequest* request,
                                          v1::ReloadPolicyResponse* response) override;
+  grpc::ServerUnaryReactor* RestartDaemon(grpc::CallbackServerContext* ctx, const v1::RestartDaemonRequest* request,
+                                          v1::RestartDaemonResponse* response) override;
 
  private:
   std::string approval_policy_name(const std::string& agent_id) const;  // the caller's, as the API words it

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <utility>
 #include <cstring>
 
 #include <algorithm>
@@ -226,8 +227,20 @@ Result<Listener> create_socket(const config::Config& config, std::string path) {
   return Listener{std::move(fd), std::move(path), true};
 }
 
+// A restart in place: the previous image of this daemon passed its own socket on.
+Listener adopt_own_socket(int fd, std::string configured_path) {
+  std::string bound = bound_path(fd);
+  if (!bound.empty() && bound != configured_path) {
+    spdlog::warn("daemon.listen now names {}, but a restart in place keeps serving {}; stop and start to move it",
+                 configured_path, bound);
+  }
+  spdlog::info("serving the listening socket kept across the restart (fd {})", fd);
+  return Listener{UniqueFd(fd), bound.empty() ? std::move(configured_path) : std::move(bound), true};
+}
+
 // The socket, before any thread starts serving.
-Result<Listener> open_listener(const config::Config& config, int inherited_fd) {
+Result<Listener> open_listener(const config::Config& config, int inherited_fd, bool inherited_owned) {
+  if (inherited_fd >= 0 && inherited_owned) return adopt_own_socket(inherited_fd, config::socket_path(config));
   if (inherited_fd >= 0) return adopt_inherited_socket(inherited_fd, config::socket_path(config));
   return create_socket(config, config::socket_path(config));
 }
@@ -392,6 +405,7 @@ struct Daemon::Impl {
   config::Config config;
   DaemonOptions options;
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
+  std::chrono::system_clock::time_point started_at_wall = std::chrono::system_clock::now();
   std::string socket_path;
   bool owns_socket_file = true;
 
@@ -421,7 +435,9 @@ struct Daemon::Impl {
   std::mutex mutex;
   std::condition_variable cv;
   bool shutdown_requested = false;
+  bool restart_requested = false;           // this stop is a restart in place (under `mutex`)
   std::atomic<bool> keep_sessions = false;  // this stop leaves durable sessions to the next daemon
+  std::optional<RestartHandover> handover;  // set by wait() for a restart in place
 
   Impl(config::Config c, DaemonOptions o) : config(std::move(c)), options(std::move(o)) {}
 
@@ -445,6 +461,21 @@ struct Daemon::Impl {
     shutdown_requested = true;
     cv.notify_all();
   }
+  // A stop already under way wins: it is not turned into a restart.
+  void request_restart() {
+    std::lock_guard lock(mutex);
+    if (shutdown_requested) return;
+    restart_requested = true;
+    keep_sessions = true;
+    shutdown_requested = true;
+    cv.notify_all();
+  }
+  // Reads the files the new image will read: on the blocking pool, never the core thread.
+  Status check_restart_ready(size_t live_sessions) const {
+    return check_restart(RestartCheckInput{options.restart, options.config_path, &config, options.default_rules,
+                                           live_sessions});
+  }
+  void restart_from_signal();
   void reload_from_signal();
   void watch_signals();
   void adopt_sessions();
@@ -519,6 +550,7 @@ void Daemon::Impl::start_core_thread() {
   signals.add(SIGINT);
   signals.add(SIGHUP);
   signals.add(SIGUSR1);
+  signals.add(SIGUSR2);
   watch_signals();
   core_thread = std::thread([this] { run_until_stopped(io, "core"); });
 }
@@ -544,7 +576,10 @@ void Daemon::Impl::build_services() {
                          .network = network.get(),
                          .private_tmp = core.private_tmp.get(),
                          .facts = {system_mode ? "system" : "user", socket_path, options.config_path, started_at,
-                                   adoption.adopted, adoption.lost}});
+                                   started_at_wall, adoption.adopted, adoption.lost},
+                         .restart = {.executable = options.restart.executable,
+                                     .check = [this](size_t live) { return check_restart_ready(live); },
+                                     .begin = [this] { request_restart(); }}});
   sandbox_service = std::make_unique<SandboxService>(
       context, SandboxDeps{
                    .config = &config, .sandbox = sandbox.get(), .launches = core.launches.get(), .limits = limits.get()});
@@ -615,11 +650,29 @@ void Daemon::Impl::reload_from_signal() {
   });
 }
 
+// SIGUSR2: a restart in place, as RestartDaemon does, when the files it will read are sound.
+void Daemon::Impl::restart_from_signal() {
+  const size_t live = core.engine->live_sessions();  // on the core thread (signal handlers run there)
+  boost::asio::post(blocking, [this, live] {
+    if (Status ready = check_restart_ready(live); !ready.ok()) {
+      spdlog::error("SIGUSR2: {}", ready.message());
+      return;
+    }
+    spdlog::info("received SIGUSR2, restarting in place and keeping the sessions");
+    request_restart();
+  });
+}
+
 void Daemon::Impl::watch_signals() {
   signals.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     if (sig == SIGHUP) {
       reload_from_signal();
+      watch_signals();
+      return;
+    }
+    if (sig == SIGUSR2) {
+      restart_from_signal();
       watch_signals();
       return;
     }
@@ -645,7 +698,8 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   d.sandbox = probe_sandbox(d.config);
   CODEXD_ASSIGN_OR_RETURN(d.policies, load_policy(d.config, d.options.default_rules));
   CODEXD_ASSIGN_OR_RETURN(d.audit, open_audit(d.config.audit));
-  CODEXD_ASSIGN_OR_RETURN(Listener listener, open_listener(d.config, d.options.inherited_listen_fd));
+  CODEXD_ASSIGN_OR_RETURN(Listener listener,
+                          open_listener(d.config, d.options.inherited_listen_fd, d.options.inherited_socket_owned));
   d.socket_path = listener.socket_path;
   d.owns_socket_file = listener.owns_socket_file;
   CODEXD_ASSIGN_OR_RETURN(d.limits, open_limits(d.config.limits, d.socket_path, is_system_mode(d.config),
@@ -664,12 +718,20 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
 
 int Daemon::wait() {
   Impl& d = *impl_;
+  bool restarting = false;
   {
     std::unique_lock lock(d.mutex);
     d.cv.wait(lock, [&] { return d.shutdown_requested; });
+    restarting = d.restart_requested;
   }
-  notify_systemd("STOPPING=1");
-  d.acceptor->stop();
+  // systemd keeps a service that reloads (the pid stays, the new image says READY=1), while
+  // STOPPING=1 would have it wait for the exit.
+  notify_systemd(restarting ? "RELOADING=1\nSTATUS=restarting in place, sessions kept" : "STOPPING=1");
+  if (restarting) {
+    d.handover = RestartHandover{d.acceptor->stop_keeping_listener(), d.owns_socket_file};
+  } else {
+    d.acceptor->stop();
+  }
   // Kill every session's process group and reap, and end pending approvals, on the core thread.
   std::promise<void> cleaned;
   boost::asio::post(d.io, [&] {
@@ -699,10 +761,12 @@ int Daemon::wait() {
   drained.get_future().wait();
   d.stop_core_thread();
   d.blocking.join();
-  if (d.owns_socket_file) ::unlink(d.socket_path.c_str());
+  if (d.owns_socket_file && !restarting) ::unlink(d.socket_path.c_str());
   d.audit->flush();
-  spdlog::info("codexd stopped");
+  spdlog::info(restarting ? "codexd stopped for a restart in place" : "codexd stopped");
   return 0;
 }
+
+std::optional<RestartHandover> Daemon::take_restart_handover() { return std::exchange(impl_->handover, std::nullopt); }
 
 }  // namespace codexd::server

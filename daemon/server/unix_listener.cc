@@ -147,6 +147,15 @@ void Acceptor::stop() {
   listener_.reset();
 }
 
+UniqueFd Acceptor::stop_keeping_listener() {
+  if (!stopping_.exchange(true) && wake_write_) {
+    char c = 0;
+    (void)!::write(wake_write_.get(), &c, 1);
+  }
+  if (thread_.joinable()) thread_.join();
+  return std::move(listener_);  // the accept loop has ended: nobody else reads it
+}
+
 void Acceptor::run() {
   std::vector<pollfd> fds;
   while (!stopping_.load()) {

@@ -45,6 +45,9 @@ class Acceptor {
   void start();
   // Stops accepting and closes the listening socket; returns when the thread has exited.
   void stop();
+  // Stops accepting and hands the listening socket back (a restart in place passes it on):
+  // connections that arrive meanwhile wait in its backlog for the next daemon.
+  UniqueFd stop_keeping_listener();
 
  private:
   void run();

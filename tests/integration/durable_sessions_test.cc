@@ -7,7 +7,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <string>
@@ -105,9 +107,13 @@ Started start_sessions(v1::Exec::Stub& stub, const TestDaemon& daemon) {
   return s;
 }
 
+// How the next daemon comes: started by the test after the old one went, or by the old one
+// itself (a restart in place: same pid, same socket).
+enum class Comeback { kStartedAgain, kInPlace };
+
 // Ten sessions, some output polled and some attached, then the daemon goes (`go_away`) and a
 // new one starts on the same state: everything is still there and carries on.
-void survives(const std::function<void(TestDaemon&)>& go_away) {
+void survives(const std::function<void(TestDaemon&)>& go_away, Comeback comeback = Comeback::kStartedAgain) {
   TestDaemon daemon(unsandboxed());
   ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
   Fifo go(daemon.workspace(), "go");
@@ -141,8 +147,10 @@ void survives(const std::function<void(TestDaemon&)>& go_away) {
 
   stub.reset();
   go_away(daemon);
-  go.write("x\n");  // the third session exits while no daemon runs
-  ASSERT_TRUE(daemon.restart()) << daemon.daemon_log();
+  go.write("x\n");  // the third session exits while no daemon runs (or once the new one runs)
+  if (comeback == Comeback::kStartedAgain) {
+    ASSERT_TRUE(daemon.restart()) << daemon.daemon_log();
+  }
   stub = v1::Exec::NewStub(daemon.channel());
 
   // All ten, with the same ids, owners, agents and commands.
@@ -202,6 +210,8 @@ void survives(const std::function<void(TestDaemon&)>& go_away) {
   EXPECT_TRUE(was_running);
   stub.reset();
   EXPECT_EQ(daemon.stop(), 0);
+  // A restarted daemon still owns the socket file it created and removes it when it stops.
+  EXPECT_FALSE(std::filesystem::exists(daemon.socket_path())) << daemon.daemon_log();
 }
 
 TEST(DurableSessions, TenSessionsSurviveADaemonKilledWithSigkill) {
@@ -210,6 +220,109 @@ TEST(DurableSessions, TenSessionsSurviveADaemonKilledWithSigkill) {
 
 TEST(DurableSessions, TenSessionsSurviveAPlannedRestartWithSigusr1) {
   survives([](TestDaemon& daemon) { EXPECT_EQ(daemon.stop_with(SIGUSR1), 0); });
+}
+
+// `codexctl daemon restart`: the daemon execs its binary again in the same process, keeps
+// the listening socket (no client sees it missing) and adopts its own sessions.
+TEST(DurableSessions, TenSessionsSurviveARestartInPlaceWithCodexctl) {
+  survives(
+      [](TestDaemon& daemon) {
+        const pid_t pid = daemon.pid();
+        auto restarted = daemon.codexctl({"daemon", "restart"});
+        EXPECT_EQ(restarted.exit_code, 0) << restarted.out << restarted.err << daemon.daemon_log();
+        EXPECT_THAT(restarted.out, ::testing::HasSubstr("keeping 10 session(s)"));
+        EXPECT_THAT(restarted.out, ::testing::HasSubstr("10 session(s) adopted"));
+        EXPECT_EQ(get_status(daemon.channel()).pid(), pid);
+        EXPECT_THAT(daemon.daemon_log(), ::testing::HasSubstr("codexd stopped for a restart in place"));
+      },
+      Comeback::kInPlace);
+}
+
+// SIGUSR2 is the same restart, for scripts and package hooks without codexctl.
+TEST(DurableSessions, Sigusr2RestartsInPlaceKeepingTheSessions) {
+  TestDaemon daemon(unsandboxed());
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  auto stub = v1::Exec::NewStub(daemon.channel());
+  auto counter = exec_command(*stub, shell_request(daemon, kCounter, 250));
+  ASSERT_TRUE(counter.status.ok() && counter.result.has_session_id()) << describe(counter.status);
+  const int64_t first_start = get_status(daemon.channel()).started_at_unix_ms();
+  stub.reset();
+
+  ASSERT_TRUE(daemon.signal_and_wait_ready(SIGUSR2)) << daemon.daemon_log();
+  const auto status = get_status(daemon.channel());
+  EXPECT_GT(status.started_at_unix_ms(), first_start);
+  EXPECT_EQ(status.pid(), daemon.pid());
+  EXPECT_EQ(status.adoption().adopted(), 1u) << daemon.daemon_log();
+  stub = v1::Exec::NewStub(daemon.channel());
+  int last = -1;
+  EXPECT_TRUE(IsCounterPrefix(attach_until(*stub, counter.result.session_id(), 0,
+                                           [](const std::string& b) { return b.size() > 300; }),
+                              last));
+  stub.reset();
+  EXPECT_EQ(daemon.stop(), 0);
+}
+
+// Everything the new image would read is checked first: a broken config or rules file, or a
+// config that would orphan the sessions, refuses the restart and the daemon goes on serving.
+TEST(DurableSessions, ARestartThatCouldNotStartIsRefusedAndNothingChanges) {
+  TestDaemon daemon(unsandboxed());
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  auto stub = v1::Exec::NewStub(daemon.channel());
+  auto idle = exec_command(*stub, argv_request(daemon, {"/bin/sleep", "1000"}, 0));
+  ASSERT_TRUE(idle.status.ok() && idle.result.has_session_id()) << describe(idle.status);
+  const auto before = get_status(daemon.channel());
+  const std::string config_path = daemon.dir() + "/codexd.toml";
+  const std::string good_config = [&] {
+    std::ifstream in(config_path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+
+  std::ofstream(config_path, std::ios::app) << "[exec]\ndurable_sessions = \"yes\"\n";
+  auto bad_config = daemon.codexctl({"daemon", "restart"});
+  EXPECT_EQ(bad_config.exit_code, 1);
+  EXPECT_THAT(bad_config.err, ::testing::HasSubstr("restart refused, the daemon keeps running"));
+  EXPECT_THAT(bad_config.err, ::testing::ContainsRegex("codexd\\.toml:[0-9]+:[0-9]+"));
+
+  std::ofstream(config_path, std::ios::trunc) << good_config << "[exec]\ndurable_sessions = false\n";
+  auto orphaning = daemon.codexctl({"daemon", "restart"});
+  EXPECT_EQ(orphaning.exit_code, 1);
+  EXPECT_THAT(orphaning.err, ::testing::HasSubstr("would not adopt the 1 running session(s)"));
+
+  std::ofstream(config_path, std::ios::trunc) << good_config;
+  std::ofstream(daemon.dir() + "/rules/broken.rules") << "prefix_rule(pattern = [\"git\"], decision = \"maybe\")\n";
+  auto bad_rules = daemon.codexctl({"daemon", "restart"});
+  EXPECT_EQ(bad_rules.exit_code, 1);
+  EXPECT_THAT(bad_rules.err, ::testing::ContainsRegex("broken\\.rules:1:[0-9]+"));
+
+  // Still the same daemon, with its session.
+  const auto after = get_status(daemon.channel());
+  EXPECT_EQ(after.started_at_unix_ms(), before.started_at_unix_ms());
+  EXPECT_EQ(after.sessions_live(), 1u);
+  EXPECT_THAT(daemon.daemon_log(), ::testing::Not(::testing::HasSubstr("restart in place:")));
+
+  // And with the files mended, it restarts. (A connection open across the restart is closed
+  // under its client, which must connect again: gRPC's shared subchannel would reuse it.)
+  stub.reset();
+  std::filesystem::remove(daemon.dir() + "/rules/broken.rules");
+  auto mended = daemon.codexctl({"daemon", "restart"});
+  EXPECT_EQ(mended.exit_code, 0) << mended.err << daemon.daemon_log();
+  EXPECT_EQ(get_status(daemon.channel()).sessions_live(), 1u) << daemon.daemon_log();
+  EXPECT_EQ(daemon.stop(), 0);
+}
+
+// Only an admin may restart the daemon; anyone else changes nothing.
+TEST(DurableSessions, OnlyAnAdminMayRestartTheDaemon) {
+  auto options = unsandboxed();
+  options.socket_mode = "0666";
+  options.socket_dir_mode = "0755";
+  TestDaemon daemon(options);
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  const auto before = get_status(daemon.channel());
+  auto refused = daemon.codexctl({"daemon", "restart"}, "", /*as_uid=*/65534);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, ::testing::HasSubstr("restarting the daemon needs an admin uid"));
+  EXPECT_EQ(get_status(daemon.channel()).started_at_unix_ms(), before.started_at_unix_ms());
+  EXPECT_EQ(daemon.stop(), 0);
 }
 
 TEST(DurableSessions, APlainStopStillEndsEverySessionAndItsShim) {

@@ -18,7 +18,8 @@ v1::GetStatusResponse get_status(const std::shared_ptr<grpc::Channel>& channel) 
   auto admin = v1::Admin::NewStub(channel);
   grpc::ClientContext context;
   v1::GetStatusResponse status;
-  EXPECT_TRUE(admin->GetStatus(&context, {}, &status).ok());
+  auto called = admin->GetStatus(&context, {}, &status);
+  EXPECT_TRUE(called.ok()) << called.error_code() << ": " << called.error_message();
   return status;
 }
 

@@ -37,6 +37,8 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+}  // namespace
+
 // A datagram socket playing systemd's NOTIFY_SOCKET: the daemon says READY=1 on it.
 struct NotifySocket {
   int fd = -1;
@@ -68,9 +70,13 @@ struct NotifySocket {
     }
     return false;
   }
+  // Drops every notification received so far.
+  void drain() {
+    char buf[4096];
+    while (::recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+    }
+  }
 };
-
-}  // namespace
 
 std::string TestDaemon::codexd_binary() { return std::string(CODEXD_TEST_BIN_DIR) + "/codexd"; }
 std::string TestDaemon::codexctl_binary() { return std::string(CODEXD_TEST_BIN_DIR) + "/codexctl"; }
@@ -118,7 +124,9 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
 }
 
 void TestDaemon::launch() {
-  NotifySocket notify(dir_);
+  notify_.reset();  // the same path: the old socket goes first
+  notify_ = std::make_unique<NotifySocket>(dir_);
+  NotifySocket& notify = *notify_;
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     if (std::strncmp(*e, "NOTIFY_SOCKET=", 14) != 0 && std::strncmp(*e, "LISTEN_", 7) != 0 &&
@@ -200,6 +208,13 @@ int TestDaemon::crash() {
   stopped_ = true;
   ::kill(pid_, SIGKILL);  // the daemon alone, not its process group
   return wait_exit_code(pid_);
+}
+
+bool TestDaemon::signal_and_wait_ready(int signal) {
+  if (stopped_ || pid_ <= 0 || !notify_) return false;
+  notify_->drain();
+  ::kill(pid_, signal);
+  return notify_->wait_ready(pid_, std::chrono::seconds(30));
 }
 
 bool TestDaemon::restart() {

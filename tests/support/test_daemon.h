@@ -32,6 +32,8 @@ struct TestDaemonOptions {
   std::string start_in_cgroup;   // a cgroup directory the daemon process joins before its exec
 };
 
+struct NotifySocket;  // the daemon's NOTIFY_SOCKET (test_daemon.cc)
+
 struct ProcessResult {
   int exit_code = -1;
   std::string out;
@@ -68,6 +70,9 @@ class TestDaemon {
   // crash(); stops it first if it still runs). Its log is appended to the same file. True
   // once the new daemon is ready.
   bool restart();
+  // Sends `signal` (SIGHUP, SIGUSR2: a restart in place) and waits for the daemon's next
+  // READY=1; false if it died or did not say it within 30 s.
+  bool signal_and_wait_ready(int signal);
 
   // Runs the codexctl binary against this daemon (optionally as another uid, with stdin).
   ProcessResult codexctl(const std::vector<std::string>& args, const std::string& stdin_data = "",
@@ -82,6 +87,7 @@ class TestDaemon {
   TestDaemonOptions options_;
   TempDir temp_;  // under /tmp, which workspace-write keeps a writable root: the workspace lives here
   std::string dir_, workspace_, socket_, audit_log_, log_path_;
+  std::unique_ptr<NotifySocket> notify_;  // kept: a restart in place says READY=1 again
   pid_t pid_ = -1;
   bool ready_ = false;
   bool stopped_ = false;
