@@ -111,8 +111,9 @@ Result<std::shared_ptr<Session>> ExecEngine::spawn_durable(SessionMetadata metad
     return written;
   }
   std::shared_ptr<ShimLink> link;
-  Spawner through_shim = [&](const posix::SpawnRequest& r) -> Result<posix::SpawnedProcess> {
-    CODEXD_ASSIGN_OR_RETURN(link, ShimLink::launch(io_, *options_.shim, dir, r, options_.session_limits.attach_window_bytes));
+  Spawner through_shim = [&](const posix::SpawnRequest& r, UniqueFd& proxy_channel) -> Result<posix::SpawnedProcess> {
+    CODEXD_ASSIGN_OR_RETURN(link, ShimLink::launch(io_, *options_.shim, dir, r, options_.session_limits.attach_window_bytes,
+                                                   proxy_channel ? &proxy_channel : nullptr));
     posix::SpawnedProcess process;
     process.pid = link->pid();
     return process;
@@ -334,7 +335,24 @@ Result<std::unique_ptr<limits::ResourceGroup>> ExecEngine::adopt_group(const Ses
   return options_.limits->adopt(adopted);
 }
 
-AdoptionReport ExecEngine::adopt_sessions() {
+std::string ExecEngine::adopt_proxy(Session& session, const shim::ShimState& state, UniqueFd relay,
+                                    ProxyChannelSink* proxy_channels) {
+  const SessionMetadata& m = session.metadata();
+  if (relay.valid()) {
+    if (proxy_channels == nullptr) return "adopted without its network proxy (the proxy is not running in this daemon)";
+    session.hold_until_exit(proxy_channels->accept_channel(std::move(relay), {m.owner_uid, m.agent_id, m.id, shell_join(m.argv)}));
+    return "";
+  }
+  // A shim of protocol 2 on relays the ports for as long as the command runs; an older one
+  // never kept them, so the command's new connections fail.
+  if (m.network == sandbox::NetworkMode::kProxy && state.protocol < 2 && !state.exit) {
+    return "adopted without its network proxy (its shim speaks protocol " + std::to_string(state.protocol) +
+           ", which does not keep the proxy ports; new connections of the command fail)";
+  }
+  return "";
+}
+
+AdoptionReport ExecEngine::adopt_sessions(ProxyChannelSink* proxy_channels) {
   AdoptionReport report;
   if (!options_.shim) return report;
   const std::string& base = options_.shim->sessions_dir;
@@ -353,7 +371,8 @@ AdoptionReport ExecEngine::adopt_sessions() {
     const std::string dir = base + "/" + name;
     auto lose = [&](const std::string& why) { report.lost.push_back("session " + name + ": " + why); };
     shim::ShimState state;
-    auto link = ShimLink::reconnect(io_, dir, state);
+    UniqueFd proxy_relay;
+    auto link = ShimLink::reconnect(io_, dir, state, &proxy_relay);
     if (!link.ok()) {
       if (link.status().code() == StatusCode::kUnavailable) {
         lose(link.status().message());  // another daemon holds it: leave it alone
@@ -382,6 +401,9 @@ AdoptionReport ExecEngine::adopt_sessions() {
     if (Status adopted = store_.adopt(session); !adopted.ok()) {
       lose(adopted.message());
       continue;
+    }
+    if (std::string why = adopt_proxy(*session, state, std::move(proxy_relay), proxy_channels); !why.empty()) {
+      report.degraded.push_back("session " + name + ": " + why);
     }
     ++report.adopted;
     report.sessions.push_back(session);

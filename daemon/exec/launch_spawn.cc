@@ -35,7 +35,7 @@ Result<LaunchedProcess> spawn_launch(const LaunchSpec& launch, posix::SpawnReque
     request.pass_fd = channel.second.get();
   }
   LaunchedProcess launched;
-  CODEXD_ASSIGN_OR_RETURN(launched.process, spawner ? spawner(request) : posix::spawn_process(request));
+  CODEXD_ASSIGN_OR_RETURN(launched.process, spawner ? spawner(request, channel.first) : posix::spawn_process(request));
   // The child holds its own copy now; ours must not linger (the peer would never see EOF).
   channel.second.reset();
   if (launch.proxy_channel) launched.keepalive = launch.proxy_channels->accept_channel(std::move(channel.first), owner);

@@ -31,8 +31,10 @@ struct LaunchedProcess {
 // fresh SOCK_SEQPACKET pair: the child's end as descriptor 3, the daemon's end to
 // launch.proxy_channels with `owner`. No sink for such a launch: kFailedPrecondition, nothing runs.
 // `spawner` starts the process (default posix::spawn_process; a durable session's shim
-// spawns it instead).
-using Spawner = std::function<Result<posix::SpawnedProcess>(const posix::SpawnRequest&)>;
+// spawns it instead). It gets the daemon's end of the proxy channel (invalid without one); a
+// spawner that hands that end on (the shim keeps the proxy ports and relays them) leaves in
+// its place the end the sink reads instead.
+using Spawner = std::function<Result<posix::SpawnedProcess>(const posix::SpawnRequest&, UniqueFd& proxy_channel)>;
 Result<LaunchedProcess> spawn_launch(const LaunchSpec& launch, posix::SpawnRequest request, const ChannelOwner& owner,
                                      const Spawner& spawner = nullptr);
 

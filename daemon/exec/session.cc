@@ -258,7 +258,7 @@ void Session::exited(const ExitStatus& status) {
   if (exit_seen_at_) return;
   exit_ = status;
   exit_seen_at_ = Clock::now();
-  held_until_exit_.reset();
+  held_until_exit_.clear();
   maybe_finish();
   if (!finished_) {
     // Output still open: a background child may hold it. Give it the trailing grace, then kill

@@ -174,8 +174,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void remove_watcher(WatcherId id);
   WatchStep next_for_watcher(WatcherId id, size_t max_bytes);
   uint64_t oldest_retained_offset() const { return ring_.begin_offset(); }
-  // Keeps `resource` (e.g. the proxy ports of the sandbox) until the process has exited.
-  void hold_until_exit(std::shared_ptr<void> resource) { held_until_exit_ = std::move(resource); }
+  // Keeps `resource` (e.g. the proxy ports of the sandbox) until the process has exited, with
+  // whatever it holds already; an exited session drops it at once.
+  void hold_until_exit(std::shared_ptr<void> resource) {
+    if (!exit_seen_at_) held_until_exit_.push_back(std::move(resource));
+  }
   // Calls `callback` once, at the next output, exit or finish.
   void notify_on_activity(std::function<void()> callback);
 
@@ -232,7 +235,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<ExitStatus> exit_;
   std::pair<unsigned short, unsigned short> terminal_size_{0, 0};
   std::optional<Clock::time_point> exit_seen_at_;
-  std::shared_ptr<void> held_until_exit_;
+  std::vector<std::shared_ptr<void>> held_until_exit_;
   std::unique_ptr<limits::ResourceGroup> group_;  // removed once finished (usage kept below)
   limits::ResourceUsage final_usage_;
   limits::LimitHit final_hit_ = limits::LimitHit::kNone;

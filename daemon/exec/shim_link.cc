@@ -40,6 +40,21 @@ Result<std::string> receive_one(int fd, int timeout_ms, size_t max_bytes) {
   return buffer;
 }
 
+// The relay end a shim sends just before its state (kProxyChannel), if the next message is
+// one; an invalid fd otherwise, with the message left unread. Called after a poll said readable.
+Result<UniqueFd> receive_proxy_channel(int fd) {
+  char type = 0;
+  if (::recv(fd, &type, 1, MSG_PEEK) != 1 || type != static_cast<char>(Type::kProxyChannel)) return UniqueFd();
+  CODEXD_ASSIGN_OR_RETURN(posix::ReceivedFds received, posix::receive_fds(fd));
+  if (received.fds.size() != 1) return Internal("the shim sent its proxy channel without a descriptor");
+  return std::move(received.fds[0]);
+}
+
+bool readable_within(int fd, int timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, timeout_ms) == 1;
+}
+
 Status send_message(int fd, const std::string& message) {
   if (::send(fd, message.data(), message.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(message.size())) {
     if (errno == EMSGSIZE) return InvalidArgument("the command's argv and environment are too large for the session shim");
@@ -71,8 +86,13 @@ ShimLink::~ShimLink() = default;
 
 Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const ShimConfig& config,
                                                    const std::string& session_dir, const posix::SpawnRequest& request,
-                                                   size_t attach_window_bytes) {
+                                                   size_t attach_window_bytes, UniqueFd* proxy_channel) {
   CODEXD_ASSIGN_OR_RETURN(posix::SocketPair pair, posix::make_seqpacket_pair());
+  posix::SocketPair relay;  // network mode proxy: what the shim forwards the proxy ports to
+  const bool relays_proxy = proxy_channel != nullptr && proxy_channel->valid();
+  if (relays_proxy) {
+    CODEXD_ASSIGN_OR_RETURN(relay, posix::make_seqpacket_pair());
+  }
   widen_send_buffer(pair.first.get(), shim::kMaxSpawnMessage);
   posix::SpawnRequest shim_request;
   shim_request.executable = config.shim_path;
@@ -96,9 +116,14 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
   std::vector<int> fds;
   if (request.pass_fd >= 0) fds.push_back(request.pass_fd);
   fds.insert(fds.end(), request.join_fds.begin(), request.join_fds.end());
+  if (relays_proxy) {
+    fds.push_back(proxy_channel->get());
+    fds.push_back(relay.second.get());
+  }
   if (Status sent = posix::send_fds(pair.first.get(), shim::encode(Type::kSpawnFds), fds); !sent.ok()) return fail(sent);
-  if (Status sent = send_message(pair.first.get(), shim::encode(Type::kSpawn, shim::spawn_request_json(request, attach_window_bytes)));
-      !sent.ok()) {
+  relay.second.reset();  // the shim's now: the relay reports EOF when the shim goes
+  const std::string spawn_json = shim::spawn_request_json(request, attach_window_bytes, relays_proxy);
+  if (Status sent = send_message(pair.first.get(), shim::encode(Type::kSpawn, spawn_json)); !sent.ok()) {
     return fail(sent);
   }
   auto reply = receive_one(pair.first.get(), kSpawnReplyTimeoutMs, shim::kMaxMessage);
@@ -109,6 +134,7 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
   auto pid = shim::decode_pid(message.substr(1));
   if (!pid.ok()) return fail(pid.status());
 
+  if (relays_proxy) *proxy_channel = std::move(relay.first);  // our copy of the sandbox's end closes
   UniqueFd own_pidfd(::fcntl(shim_process.pidfd.get(), F_DUPFD_CLOEXEC, 0));
   std::shared_ptr<ShimLink> link(new ShimLink(io, pair.first.release(), *pid, std::move(own_pidfd)));
   // The shim is our child until we go: reap it when it ends, whenever that is.
@@ -120,7 +146,7 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
 }
 
 Result<std::shared_ptr<ShimLink>> ShimLink::reconnect(asio::io_context& io, const std::string& session_dir,
-                                                      shim::ShimState& state) {
+                                                      shim::ShimState& state, UniqueFd* proxy_channel) {
   UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!fd) return ErrnoStatus("socket", errno);
   sockaddr_un addr{};
@@ -137,6 +163,11 @@ Result<std::shared_ptr<ShimLink>> ShimLink::reconnect(asio::io_context& io, cons
     return PermissionDenied(path + " is not served by a shim of this daemon's uid");
   }
   CODEXD_RETURN_IF_ERROR(send_message(fd.get(), shim::encode(Type::kHello)));
+  // A shim of protocol 2 on that keeps proxy ports sends their relay first; 1 never does.
+  UniqueFd relay;
+  if (readable_within(fd.get(), kStateReplyTimeoutMs)) {
+    CODEXD_ASSIGN_OR_RETURN(relay, receive_proxy_channel(fd.get()));
+  }
   auto reply = receive_one(fd.get(), kStateReplyTimeoutMs, shim::kMaxMessage);
   if (!reply.ok()) {
     if (reply.status().code() == StatusCode::kNotFound) {
@@ -146,10 +177,12 @@ Result<std::shared_ptr<ShimLink>> ShimLink::reconnect(asio::io_context& io, cons
   }
   if ((*reply)[0] != static_cast<char>(Type::kState)) return Internal("shim at " + path + " did not send its state");
   CODEXD_ASSIGN_OR_RETURN(state, shim::parse_state(std::string_view(*reply).substr(1)));
-  if (state.protocol != shim::kShimProtocolVersion) {
+  if (state.protocol < shim::kOldestShimProtocol || state.protocol > shim::kShimProtocolVersion) {
     return FailedPrecondition("the shim at " + path + " speaks protocol " + std::to_string(state.protocol) +
-                              ", this daemon " + std::to_string(shim::kShimProtocolVersion));
+                              ", this daemon " + std::to_string(shim::kOldestShimProtocol) + " to " +
+                              std::to_string(shim::kShimProtocolVersion));
   }
+  if (proxy_channel != nullptr) *proxy_channel = std::move(relay);
   UniqueFd shim_pidfd = peer_pidfd(fd.get());
   return std::shared_ptr<ShimLink>(new ShimLink(io, fd.release(), state.pid, std::move(shim_pidfd)));
 }

@@ -38,12 +38,17 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   // Starts a shim in `session_dir` and has it spawn `request` (its pass_fd and join_fds are
   // handed over; the caller keeps and closes its own copies). Waits, bounded, for the shim
   // to report the command's pid. On failure nothing is left running.
+  // `proxy_channel` (network mode proxy, else null): the daemon's end of the sandbox's proxy
+  // channel. The shim takes it over, keeps the proxy ports the sandbox sends, and relays them;
+  // on success the caller's fd is replaced by the end it reads them from, as from the sandbox.
   static Result<std::shared_ptr<ShimLink>> launch(boost::asio::io_context& io, const ShimConfig& config,
                                                   const std::string& session_dir, const posix::SpawnRequest& request,
-                                                  size_t attach_window_bytes);
-  // Connects to the shim listening in `session_dir` and asks for its state (bounded wait).
+                                                  size_t attach_window_bytes, UniqueFd* proxy_channel = nullptr);
+  // Connects to the shim listening in `session_dir` and asks for its state (bounded wait). A
+  // shim that keeps a sandbox's proxy ports (protocol 2 on) relays them again: `proxy_channel`
+  // gets the end to read them from, and stays invalid otherwise.
   static Result<std::shared_ptr<ShimLink>> reconnect(boost::asio::io_context& io, const std::string& session_dir,
-                                                     shim::ShimState& state);
+                                                     shim::ShimState& state, UniqueFd* proxy_channel = nullptr);
 
   ~ShimLink();
   ShimLink(const ShimLink&) = delete;

@@ -2,17 +2,26 @@
 // so the kernel keeps message boundaries and order, and no framing code is needed. Each
 // message is a type byte and a payload; numbers are little-endian (both ends are the same
 // machine, but a fixed order keeps the format a format). Versioned by kShimProtocolVersion,
-// which the shim reports in its state so that a newer daemon can refuse an older shim clearly.
+// which the shim reports in its state; a daemon adopts shims from kOldestShimProtocol on and
+// refuses others clearly.
 //
 // daemon -> shim                           shim -> daemon
 //   kSpawnFds  (descriptors, see below)      kSpawned  pid
 //   kSpawn     SpawnRequest as JSON          kSpawnFailed  message
-//   kHello     (a daemon reconnecting)       kState    ShimState as JSON (answer to kHello)
+//   kHello     (a daemon reconnecting)       kProxyChannel (2+) one descriptor, just before kState
+//                                            kState    ShimState as JSON (answer to kHello)
 //   kInput     bytes for the command         kOutput   offset + bytes
 //   kResize    rows, cols                    kOutputClosed
 //   kDelivered offset the client has seen    kExited   exit code, signal, core flag
 //   kReap      reap the exited leader
 //   kRelease   session over: kill, reap, remove the record, exit
+//
+// Network mode proxy (protocol 2): the sandbox's proxy channel ends at the shim, not the
+// daemon. The shim keeps the one message the sandbox sends over it (the listening proxy
+// ports: a payload and descriptors, never parsed) and relays a copy to every daemon it serves,
+// each over a fresh SOCK_SEQPACKET pair: the first daemon gives the shim that pair's end with
+// the spawn descriptors; a reconnecting one gets its end in kProxyChannel. The daemon reads
+// its end exactly as it read the sandbox's channel before, so the proxy needs no other path.
 #pragma once
 
 #include <sys/types.h>
@@ -28,7 +37,9 @@
 
 namespace codexd::exec::shim {
 
-inline constexpr int kShimProtocolVersion = 1;
+// 2: kProxyChannel (the proxy ports survive a restart). 1 has no proxy relay.
+inline constexpr int kShimProtocolVersion = 2;
+inline constexpr int kOldestShimProtocol = 1;
 // The largest message either side sends: output and input travel in chunks of at most this
 // many bytes (plus the header). Both ends size their socket buffers for several of them.
 // A whole message stays within 64 KiB: asio::async_write hands the kernel at most 65536
@@ -50,6 +61,7 @@ enum class Type : char {
   kRelease = 'X',
   kSpawned = 's',
   kSpawnFailed = 'f',
+  kProxyChannel = 'n',
   kState = 't',
   kOutput = 'o',
   kOutputClosed = 'c',
@@ -88,13 +100,16 @@ Result<std::pair<unsigned short, unsigned short>> decode_resize(std::string_view
 Result<ExitStatus> decode_exit(std::string_view payload);
 Result<pid_t> decode_pid(std::string_view payload);
 
-// The spawn request without its descriptors (pass_fd and join_fds travel in kSpawnFds, in that
-// order; `pass_fd_count` says whether the first one is pass_fd).
-std::string spawn_request_json(const posix::SpawnRequest& request, size_t attach_window_bytes);
+// The spawn request without its descriptors (pass_fd, join_fds and, with `relays_proxy`, the
+// sandbox's proxy channel and the first daemon's relay end travel in kSpawnFds, in that order;
+// `has_pass_fd` says whether the first one is pass_fd).
+std::string spawn_request_json(const posix::SpawnRequest& request, size_t attach_window_bytes,
+                               bool relays_proxy = false);
 struct DecodedSpawn {
   posix::SpawnRequest request;  // pass_fd and join_fds unset
   bool has_pass_fd = false;
   size_t join_fd_count = 0;
+  bool relays_proxy = false;  // two more descriptors: the proxy channel, the relay end
   size_t attach_window_bytes = 1024 * 1024;
 };
 Result<DecodedSpawn> parse_spawn_request(std::string_view json);

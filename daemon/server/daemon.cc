@@ -488,7 +488,7 @@ struct Daemon::Impl {
 // Before anything is served: the sessions a previous daemon left to their shims.
 void Daemon::Impl::adopt_sessions() {
   const auto began = std::chrono::steady_clock::now();
-  exec::AdoptionReport report = core.engine->adopt_sessions();
+  exec::AdoptionReport report = core.engine->adopt_sessions(network->channels().get());
   const auto took_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
   for (const auto& lost : report.lost) spdlog::warn("sessions: not adopted: {}", lost);
   for (const auto& degraded : report.degraded) spdlog::warn("sessions: {}", degraded);

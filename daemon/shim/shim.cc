@@ -93,7 +93,7 @@ Result<Received> receive_spawn(int control_fd) {
   buffer.resize(static_cast<size_t>(n));
   if (buffer[0] != static_cast<char>(Type::kSpawn)) return InvalidArgument("expected a spawn request");
   CODEXD_ASSIGN_OR_RETURN(proto::DecodedSpawn spawn, proto::parse_spawn_request(std::string_view(buffer).substr(1)));
-  if (fds.fds.size() != spawn.join_fd_count + (spawn.has_pass_fd ? 1 : 0)) {
+  if (fds.fds.size() != spawn.join_fd_count + (spawn.has_pass_fd ? 1 : 0) + (spawn.relays_proxy ? 2 : 0)) {
     return InvalidArgument("spawn request and descriptors do not match");
   }
   return Received{std::move(spawn), std::move(fds.fds)};
@@ -113,15 +113,24 @@ class Keeper {
         input_(io),
         control_(io),
         listener_(io),
+        proxy_channel_(io),
         ring_(std::max(window, 4 * proto::kMaxChunk)),  // room to read while a chunk is in flight
         read_buffer_(proto::kMaxChunk) {
     if (process.input.valid() && input_open) input_.assign(process.input.release());
   }
 
-  void start(UniqueFd control, UniqueFd listener) {
+  // `proxy_channel` and `relay` (network mode proxy, else invalid): the sandbox's proxy channel
+  // and the first daemon's end to relay the proxy ports to.
+  void start(UniqueFd control, UniqueFd listener, UniqueFd proxy_channel, UniqueFd relay) {
     listener_.assign(listener.release());
     connect(std::move(control), false);
     send(proto::encode_pid(pid_));
+    if (proxy_channel) {
+      proxy_channel_.assign(proxy_channel.release());
+      relay_ = std::move(relay);
+      keeps_proxy_ = true;
+      receive_proxy_ports();
+    }
     watch_exit();
     read_output();
     accept_next();
@@ -146,6 +155,7 @@ class Keeper {
   void disconnect() {
     boost::system::error_code ignored;
     control_.close(ignored);
+    relay_.reset();  // nobody reads it any more
     connected_ = false;
     outbox_.clear();
     writing_ = false;
@@ -192,6 +202,7 @@ class Keeper {
     switch (type) {
       case Type::kHello:
         awaiting_hello_ = false;
+        offer_proxy_relay();
         send_state();
         break;
       case Type::kInput: write_input(std::string(payload)); break;
@@ -273,6 +284,63 @@ class Keeper {
     pump();
   }
 
+  // -- the sandbox's proxy ports (network mode proxy) --
+  // The sandbox sends one message (its listening proxy ports) and closes the channel. It is
+  // kept as it came, never parsed: each daemon gets a copy and its proxy decides about it.
+  void receive_proxy_ports() {
+    proxy_channel_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+      if (ec) return;
+      Result<posix::ReceivedFds> received = posix::receive_fds(proxy_channel_.native_handle());
+      if (!received.ok() && received.status().code() == StatusCode::kUnavailable) {
+        receive_proxy_ports();
+        return;
+      }
+      boost::system::error_code ignored;
+      proxy_channel_.close(ignored);
+      if (received.ok() && !exit_) {
+        proxy_ports_ = std::move(*received);
+      } else {
+        keeps_proxy_ = false;  // the sandbox sent nothing: its daemon's reader sees the end
+      }
+      relay_proxy_ports();
+    });
+  }
+
+  // A reconnecting daemon gets a fresh relay end before its state (it reads it during the
+  // handshake, so it must come first). Nothing is queued for it yet, so a direct send keeps
+  // the order.
+  void offer_proxy_relay() {
+    if (!keeps_proxy_ || !outbox_.empty() || writing_) return;
+    auto pair = posix::make_seqpacket_pair();
+    if (!pair.ok()) return;
+    if (!posix::send_fds(control_.native_handle(), proto::encode(Type::kProxyChannel), {pair->second.get()}).ok()) return;
+    relay_ = std::move(pair->first);
+    relay_proxy_ports();
+  }
+
+  // The kept ports to the connected daemon's relay end, once; the end then closes. A daemon
+  // gone meanwhile loses nothing: the next one gets its own copy.
+  void relay_proxy_ports() {
+    if (!relay_) return;
+    if (proxy_ports_) {
+      std::vector<int> fds;
+      for (const UniqueFd& fd : proxy_ports_->fds) fds.push_back(fd.get());
+      posix::send_fds(relay_.get(), proxy_ports_->payload, fds).ok();
+    } else if (keeps_proxy_) {
+      return;  // not sent by the sandbox yet: relayed when it is
+    }
+    relay_.reset();
+  }
+
+  // The command has exited: its proxy ports serve nobody any more.
+  void drop_proxy_ports() {
+    boost::system::error_code ignored;
+    proxy_channel_.close(ignored);
+    proxy_ports_.reset();
+    keeps_proxy_ = false;
+    relay_.reset();
+  }
+
   // -- the command's output --
   void read_output() {
     if (reading_ || output_closed_ || !output_.is_open()) return;
@@ -332,6 +400,7 @@ class Keeper {
       boost::system::error_code ignored;
       input_.close(ignored);
       inbox_.clear();
+      drop_proxy_ports();
       send(proto::encode_exit(*exit_));
     });
   }
@@ -366,6 +435,10 @@ class Keeper {
   asio::posix::stream_descriptor input_;
   asio::posix::stream_descriptor control_;
   asio::posix::stream_descriptor listener_;
+  asio::posix::stream_descriptor proxy_channel_;  // until the sandbox has sent its ports
+  UniqueFd relay_;                                // the connected daemon's, until it has them
+  std::optional<posix::ReceivedFds> proxy_ports_;
+  bool keeps_proxy_ = false;  // network mode proxy, and the ports came or may still come
   exec::OutputRing ring_;
   std::vector<char> read_buffer_;
   std::array<char, proto::kMaxMessage> control_buffer_{};
@@ -406,7 +479,13 @@ int run_shim(const ShimOptions& options) {
   posix::SpawnRequest request = std::move(received->spawn.request);
   size_t next = 0;
   if (received->spawn.has_pass_fd) request.pass_fd = received->fds[next++].get();
-  for (; next < received->fds.size(); ++next) request.join_fds.push_back(received->fds[next].get());
+  for (size_t i = 0; i < received->spawn.join_fd_count; ++i) request.join_fds.push_back(received->fds[next++].get());
+  UniqueFd proxy_channel;  // close-on-exec: the command never holds them
+  UniqueFd relay;
+  if (received->spawn.relays_proxy) {
+    proxy_channel = std::move(received->fds[next++]);
+    relay = std::move(received->fds[next++]);
+  }
   // The command dies with its keeper: nobody else could reap it or hold its output.
   request.parent_death_signal = SIGKILL;
   const bool input_open = request.stdio == posix::StdioMode::kPty || request.stdin_pipe;
@@ -421,7 +500,7 @@ int run_shim(const ShimOptions& options) {
   asio::io_context io(1);
   const bool pty = request.stdio == posix::StdioMode::kPty;
   Keeper keeper(io, options.session_dir, std::move(*spawned), received->spawn.attach_window_bytes, input_open, pty);
-  keeper.start(std::move(control), std::move(listener));
+  keeper.start(std::move(control), std::move(listener), std::move(proxy_channel), std::move(relay));
   io.run();
   return 0;
 }

@@ -1,7 +1,9 @@
 // The daemon's end of a real codexd-shim: the link names the shim itself (not the daemon) for
-// the wait at shutdown, and a shim told to go while the daemon left output unread ends and
-// takes its command with it.
+// the wait at shutdown, a shim told to go while the daemon left output unread ends and takes
+// its command with it, and the proxy ports of a sandbox in network mode proxy reach every
+// daemon the shim serves (and an older shim without them is still adopted).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -9,8 +11,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <sys/un.h>
+
 #include <boost/asio/io_context.hpp>
 #include <fstream>
+#include <thread>
 
 #include "daemon/exec/shim_link.h"
 #include "platform/posix/fd_passing.h"
@@ -102,6 +107,118 @@ TEST_F(ShimLinkTest, AReleaseFollowedByACloseWithOutputUnreadStillEndsTheShim) {
   EXPECT_TRUE(ended) << "the shim missed the release and waits for another daemon";
   if (!ended) signal_pidfd(shim_pidfd, SIGKILL);  // its command dies with it (parent-death signal)
   EXPECT_NE(::kill(shim->command, 0), 0) << "its command outlived it";
+}
+
+TEST(ShimProtocol, TheSpawnRequestSaysWhetherTheShimRelaysTheProxy) {
+  const auto request = testing_util::shell_spawn_request("true");
+  auto plain = shim::parse_spawn_request(shim::spawn_request_json(request, 1024));
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_FALSE(plain->relays_proxy);
+  auto relaying = shim::parse_spawn_request(shim::spawn_request_json(request, 1024, true));
+  ASSERT_TRUE(relaying.ok()) << relaying.status().message();
+  EXPECT_TRUE(relaying->relays_proxy);
+}
+
+// The inode of a descriptor: a relayed copy names the same file.
+ino_t inode_of(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+
+// One relayed handover as the daemon's proxy reads it: the sandbox's payload and copies of
+// its descriptors, then the end of the channel.
+void expect_relayed(int channel, const std::string& payload, const std::vector<ino_t>& inodes) {
+  ASSERT_TRUE(readable_within(channel, kHangGuardMs)) << "nothing was relayed";
+  auto received = posix::receive_fds(channel);
+  ASSERT_TRUE(received.ok()) << received.status().message();
+  EXPECT_EQ(received->payload, payload);
+  ASSERT_EQ(received->fds.size(), inodes.size());
+  for (size_t i = 0; i < inodes.size(); ++i) EXPECT_EQ(inode_of(received->fds[i].get()), inodes[i]) << i;
+  EXPECT_EQ(posix::receive_fds(channel).status().code(), StatusCode::kNotFound) << "one message per channel";
+}
+
+// Reconnects as a restarted daemon does. The shim may not have seen the previous daemon's
+// close yet (it then turns the new connection away): each attempt waits for its answer.
+Result<std::shared_ptr<ShimLink>> reconnect(boost::asio::io_context& io, const std::string& dir, shim::ShimState& state,
+                                            UniqueFd& relay) {
+  for (int attempt = 0;; ++attempt) {
+    auto link = ShimLink::reconnect(io, dir, state, &relay);
+    if (link.ok() || link.status().code() != StatusCode::kUnavailable || attempt == 1000) return link;
+  }
+}
+
+TEST_F(ShimLinkTest, TheSandboxsProxyPortsAreRelayedToTheFirstDaemonAndToEveryReconnectingOne) {
+  const std::string session_dir = dir_.sub("3");
+  ASSERT_EQ(::mkdir(session_dir.c_str(), 0700), 0);
+  auto channel = posix::make_seqpacket_pair();
+  ASSERT_TRUE(channel.ok());
+  auto request = testing_util::shell_spawn_request("exec sleep 1000");
+  request.pass_fd = channel->second.get();  // the sandbox's end; the test sends on it as the helper does
+  UniqueFd proxy = std::move(channel->first);
+  ShimConfig config{CODEXD_TEST_BIN_DIR "/codexd-shim", dir_.path()};
+  auto link = ShimLink::launch(io_, config, session_dir, request, 64 * 1024, &proxy);
+  ASSERT_TRUE(link.ok()) << link.status().message();
+  ASSERT_TRUE(proxy.valid());
+
+  // Two "listeners" (pipes have inodes of their own) and the helper's message.
+  int http[2];
+  int socks[2];
+  ASSERT_EQ(::pipe2(http, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(socks, O_CLOEXEC), 0);
+  UniqueFd held[] = {UniqueFd(http[0]), UniqueFd(http[1]), UniqueFd(socks[0]), UniqueFd(socks[1])};
+  const std::vector<ino_t> inodes = {inode_of(http[0]), inode_of(socks[0])};
+  const std::string payload = "codexd-proxy/1 http=3128 socks=1080";
+  ASSERT_TRUE(posix::send_fds(channel->second.get(), payload, {http[0], socks[0]}).ok());
+  channel->second.reset();
+  expect_relayed(proxy.get(), payload, inodes);
+
+  // Each later daemon gets its own copy, with the state.
+  for (int restart = 0; restart < 2; ++restart) {
+    SCOPED_TRACE(restart);
+    (*link)->detach();
+    shim::ShimState state;
+    UniqueFd relay;
+    link = reconnect(io_, session_dir, state, relay);
+    ASSERT_TRUE(link.ok()) << link.status().message();
+    EXPECT_EQ(state.protocol, shim::kShimProtocolVersion);
+    EXPECT_GT(state.pid, 0);
+    ASSERT_TRUE(relay.valid()) << "the reconnecting daemon got no proxy channel";
+    expect_relayed(relay.get(), payload, inodes);
+  }
+  (*link)->release();
+  EXPECT_TRUE(readable_within((*link)->shim_pidfd(), kHangGuardMs)) << "released, the shim did not end";
+}
+
+// A shim of protocol 1 (before the proxy relay) answers hello with its state only: it is
+// still adopted, without a proxy channel.
+TEST_F(ShimLinkTest, AShimOfProtocolOneIsAdoptedWithoutAProxyChannel) {
+  const std::string session_dir = dir_.sub("4");
+  ASSERT_EQ(::mkdir(session_dir.c_str(), 0700), 0);
+  UniqueFd listener(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", (session_dir + "/shim.sock").c_str());
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener.get(), 1), 0);
+  std::thread old_shim([&] {
+    UniqueFd peer(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    char hello[16];
+    if (::recv(peer.get(), hello, sizeof hello, 0) != 1 || hello[0] != static_cast<char>(shim::Type::kHello)) return;
+    shim::ShimState state;
+    state.protocol = 1;
+    state.pid = ::getpid();
+    const std::string reply = shim::encode(shim::Type::kState, shim::state_json(state));
+    ::send(peer.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
+    ::recv(peer.get(), hello, sizeof hello, 0);  // until the daemon's end closes
+  });
+  shim::ShimState state;
+  UniqueFd relay;
+  auto link = ShimLink::reconnect(io_, session_dir, state, &relay);
+  if (link.ok()) (*link)->detach();
+  old_shim.join();  // its connection is closed either way
+  ASSERT_TRUE(link.ok()) << link.status().message();
+  EXPECT_EQ(state.protocol, 1);
+  EXPECT_FALSE(relay.valid());
 }
 
 }  // namespace
