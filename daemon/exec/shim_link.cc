@@ -71,7 +71,7 @@ ShimLink::~ShimLink() = default;
 
 Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const ShimConfig& config,
                                                    const std::string& session_dir, const posix::SpawnRequest& request,
-                                                   size_t attach_window_bytes) {
+                                                   size_t attach_window_bytes, const ShimPlacement& placement) {
   CODEXD_ASSIGN_OR_RETURN(posix::SocketPair pair, posix::make_seqpacket_pair());
   widen_send_buffer(pair.first.get(), shim::kMaxSpawnMessage);
   posix::SpawnRequest shim_request;
@@ -81,6 +81,7 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
   shim_request.stdio = posix::StdioMode::kPipesMerged;
   shim_request.parent_death_signal = 0;  // it outlives the daemon: that is its job
   shim_request.pass_fd = pair.second.get();
+  shim_request.join_fds = placement.join_fds;  // joined in the child step, before the shim runs
   auto started = posix::spawn_process(shim_request);
   if (!started.ok()) return Unavailable("cannot start the session shim " + config.shim_path + ": " + started.status().message());
   posix::SpawnedProcess shim_process = std::move(*started);
@@ -97,7 +98,7 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
   if (request.pass_fd >= 0) fds.push_back(request.pass_fd);
   fds.insert(fds.end(), request.join_fds.begin(), request.join_fds.end());
   if (Status sent = posix::send_fds(pair.first.get(), shim::encode(Type::kSpawnFds), fds); !sent.ok()) return fail(sent);
-  if (Status sent = send_message(pair.first.get(), shim::encode(Type::kSpawn, shim::spawn_request_json(request, attach_window_bytes)));
+  if (Status sent = send_message(pair.first.get(), shim::encode(Type::kSpawn, shim::spawn_request_json(request, attach_window_bytes, placement.sandboxed)));
       !sent.ok()) {
     return fail(sent);
   }

@@ -26,6 +26,13 @@ struct ShimConfig {
   std::string sessions_dir;  // <state_dir>/sessions: one directory per session, 0700
 };
 
+// How the shim itself is placed: what the session's command is, and where the shim lives.
+struct ShimPlacement {
+  bool sandboxed = false;      // the command is sandboxed: the shim takes no_new_privs too
+  std::vector<int> join_fds;   // cgroup.procs files the shim joins (its place in the session's
+                               // cgroup, beside the command: ResourceGroup::keeper_join_fds)
+};
+
 class ShimLink : public std::enable_shared_from_this<ShimLink> {
  public:
   struct Handlers {
@@ -40,7 +47,7 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   // to report the command's pid. On failure nothing is left running.
   static Result<std::shared_ptr<ShimLink>> launch(boost::asio::io_context& io, const ShimConfig& config,
                                                   const std::string& session_dir, const posix::SpawnRequest& request,
-                                                  size_t attach_window_bytes);
+                                                  size_t attach_window_bytes, const ShimPlacement& placement = {});
   // Connects to the shim listening in `session_dir` and asks for its state (bounded wait).
   static Result<std::shared_ptr<ShimLink>> reconnect(boost::asio::io_context& io, const std::string& session_dir,
                                                      shim::ShimState& state);

@@ -90,12 +90,15 @@ Result<pid_t> decode_pid(std::string_view payload);
 
 // The spawn request without its descriptors (pass_fd and join_fds travel in kSpawnFds, in that
 // order; `pass_fd_count` says whether the first one is pass_fd).
-std::string spawn_request_json(const posix::SpawnRequest& request, size_t attach_window_bytes);
+// `sandboxed`: the command runs in a sandbox, so the shim takes no_new_privs too (absent in
+// an older daemon's request: not sandboxed).
+std::string spawn_request_json(const posix::SpawnRequest& request, size_t attach_window_bytes, bool sandboxed);
 struct DecodedSpawn {
   posix::SpawnRequest request;  // pass_fd and join_fds unset
   bool has_pass_fd = false;
   size_t join_fd_count = 0;
   size_t attach_window_bytes = 1024 * 1024;
+  bool sandboxed = false;
 };
 Result<DecodedSpawn> parse_spawn_request(std::string_view json);
 

@@ -73,7 +73,7 @@ Result<HandDrivenShim> start_by_hand(const std::string& session_dir, const std::
   CODEXD_ASSIGN_OR_RETURN(out.shim, posix::spawn_process(shim_request));
   pair.second.reset();
   CODEXD_RETURN_IF_ERROR(posix::send_fds(pair.first.get(), shim::encode(shim::Type::kSpawnFds), {}));
-  const std::string spawn = shim::encode(shim::Type::kSpawn, shim::spawn_request_json(testing_util::shell_spawn_request(script), 64 * 1024));
+  const std::string spawn = shim::encode(shim::Type::kSpawn, shim::spawn_request_json(testing_util::shell_spawn_request(script), 64 * 1024, false));
   if (::send(pair.first.get(), spawn.data(), spawn.size(), MSG_NOSIGNAL) < 0) return ErrnoStatus("send", errno);
   std::string reply(shim::kMaxMessage, '\0');
   const ssize_t n = ::recv(pair.first.get(), reply.data(), reply.size(), 0);
