@@ -104,5 +104,23 @@ TEST_F(ShimLinkTest, AReleaseFollowedByACloseWithOutputUnreadStillEndsTheShim) {
   EXPECT_NE(::kill(shim->command, 0), 0) << "its command outlived it";
 }
 
+// The spawn request says whether the session is sandboxed (its shim then takes
+// no_new_privs); an older daemon's request without the field means not sandboxed.
+TEST(ShimProtocol, SandboxedTravelsAndItsAbsenceMeansNotSandboxed) {
+  const auto request = testing_util::shell_spawn_request("true");
+  for (bool sandboxed : {false, true}) {
+    auto parsed = shim::parse_spawn_request(shim::spawn_request_json(request, 4096, sandboxed));
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    EXPECT_EQ(parsed->sandboxed, sandboxed);
+  }
+  std::string older = shim::spawn_request_json(request, 4096, true);
+  const std::string field = ",\"sandboxed\":true";
+  ASSERT_NE(older.find(field), std::string::npos) << older;
+  older.erase(older.find(field), field.size());
+  auto parsed = shim::parse_spawn_request(older);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_FALSE(parsed->sandboxed);
+}
+
 }  // namespace
 }  // namespace codexd::exec
