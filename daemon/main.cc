@@ -102,6 +102,21 @@ int restart_in_place(const server::RestartCommand& command, server::RestartHando
   return 1;
 }
 
+// Runs the daemon until it stops. A stop for a restart in place execs the new image from here,
+// once every thread of the old one has been joined.
+int serve(config::Config config, server::DaemonOptions options) {
+  auto daemon = server::Daemon::start(std::move(config), options);
+  if (!daemon.ok()) {
+    spdlog::critical("cannot start: {}", daemon.status().message());
+    return 1;
+  }
+  const int code = (*daemon)->wait();
+  std::optional<server::RestartHandover> handover = (*daemon)->take_restart_handover();
+  if (!handover) return code;
+  (*daemon).reset();  // every session left to its shim
+  return restart_in_place(options.restart, std::move(*handover));
+}
+
 int check_config(const config::Config& config, const std::string& default_rules, const std::vector<std::string>& config_errors) {
   int errors = 0;
   for (const auto& e : config_errors) {
@@ -237,14 +252,5 @@ int main(int argc, char** argv) {
   options.restart = restart_command;
   options.default_rules = default_rules;
   options.keep_sessions = keep_sessions;
-  auto daemon = server::Daemon::start(std::move(config), options);
-  if (!daemon.ok()) {
-    spdlog::critical("cannot start: {}", daemon.status().message());
-    return 1;
-  }
-  const int code = (*daemon)->wait();
-  std::optional<server::RestartHandover> handover = (*daemon)->take_restart_handover();
-  if (!handover) return code;
-  (*daemon).reset();  // every thread of ours joined, every session left to its shim
-  return restart_in_place(restart_command, std::move(*handover));
+  return serve(std::move(config), std::move(options));
 }

@@ -111,9 +111,12 @@ Result<std::shared_ptr<Session>> ExecEngine::spawn_durable(SessionMetadata metad
     return written;
   }
   std::shared_ptr<ShimLink> link;
+  ShimPlacement placement;
+  placement.sandboxed = launch.sandbox != sandbox::Backend::kNone;
+  if (group) placement.join_fds = group->keeper_join_fds();  // beside the command, in its cgroup
   Spawner through_shim = [&](const posix::SpawnRequest& r, UniqueFd& proxy_channel) -> Result<posix::SpawnedProcess> {
     CODEXD_ASSIGN_OR_RETURN(link, ShimLink::launch(io_, *options_.shim, dir, r, options_.session_limits.attach_window_bytes,
-                                                   proxy_channel ? &proxy_channel : nullptr));
+                                                   placement, proxy_channel ? &proxy_channel : nullptr));
     posix::SpawnedProcess process;
     process.pid = link->pid();
     return process;

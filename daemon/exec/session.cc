@@ -109,15 +109,18 @@ void Session::reaped_leader() {
   group_->leader_reaped();
   final_usage_ = group_->usage();
   final_hit_ = group_->limit_hit();
-  group_.reset();
+  measured_ = true;
+  // A shim lives in the group beside its command until it is released: the group goes then.
+  if (!shim_ || released_) group_.reset();
 }
 
-limits::ResourceUsage Session::usage() const { return group_ ? group_->usage() : final_usage_; }
+limits::ResourceUsage Session::usage() const { return group_ && !measured_ ? group_->usage() : final_usage_; }
 
 limits::Termination Session::termination() const {
   if (cancelled_) return limits::Termination::kCancelled;
   const ExitStatus status = exit_.value_or(ExitStatus{});
-  return limits::classify(group_ ? group_->limit_hit() : final_hit_, status.exit_code, status.signal.has_value());
+  return limits::classify(group_ && !measured_ ? group_->limit_hit() : final_hit_, status.exit_code,
+                          status.signal.has_value());
 }
 
 std::string Session::termination_note() const { return limits::termination_note(termination(), effective_limits_); }
@@ -493,6 +496,7 @@ void Session::release() {
   released_ = true;
   if (!finished_) kill();
   if (shim_) shim_->release();
+  if (measured_) group_.reset();  // the shim ends now; the group goes once it has
 }
 
 void Session::detach_for_restart() {

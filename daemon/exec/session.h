@@ -236,7 +236,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::pair<unsigned short, unsigned short> terminal_size_{0, 0};
   std::optional<Clock::time_point> exit_seen_at_;
   std::vector<std::shared_ptr<void>> held_until_exit_;
-  std::unique_ptr<limits::ResourceGroup> group_;  // removed once finished (usage kept below)
+  // Removed once finished (usage kept below); a durable session's once its shim is released too.
+  std::unique_ptr<limits::ResourceGroup> group_;
+  bool measured_ = false;  // final_usage_ and final_hit_ are read (the leader was reaped)
   limits::ResourceUsage final_usage_;
   limits::LimitHit final_hit_ = limits::LimitHit::kNone;
   limits::ResourceLimits effective_limits_;

@@ -86,7 +86,8 @@ ShimLink::~ShimLink() = default;
 
 Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const ShimConfig& config,
                                                    const std::string& session_dir, const posix::SpawnRequest& request,
-                                                   size_t attach_window_bytes, UniqueFd* proxy_channel) {
+                                                   size_t attach_window_bytes, const ShimPlacement& placement,
+                                                   UniqueFd* proxy_channel) {
   CODEXD_ASSIGN_OR_RETURN(posix::SocketPair pair, posix::make_seqpacket_pair());
   posix::SocketPair relay;  // network mode proxy: what the shim forwards the proxy ports to
   const bool relays_proxy = proxy_channel != nullptr && proxy_channel->valid();
@@ -101,6 +102,7 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
   shim_request.stdio = posix::StdioMode::kPipesMerged;
   shim_request.parent_death_signal = 0;  // it outlives the daemon: that is its job
   shim_request.pass_fd = pair.second.get();
+  shim_request.join_fds = placement.join_fds;  // joined in the child step, before the shim runs
   auto started = posix::spawn_process(shim_request);
   if (!started.ok()) return Unavailable("cannot start the session shim " + config.shim_path + ": " + started.status().message());
   posix::SpawnedProcess shim_process = std::move(*started);
@@ -122,7 +124,7 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
   }
   if (Status sent = posix::send_fds(pair.first.get(), shim::encode(Type::kSpawnFds), fds); !sent.ok()) return fail(sent);
   relay.second.reset();  // the shim's now: the relay reports EOF when the shim goes
-  const std::string spawn_json = shim::spawn_request_json(request, attach_window_bytes, relays_proxy);
+  const std::string spawn_json = shim::spawn_request_json(request, attach_window_bytes, placement.sandboxed, relays_proxy);
   if (Status sent = send_message(pair.first.get(), shim::encode(Type::kSpawn, spawn_json)); !sent.ok()) {
     return fail(sent);
   }

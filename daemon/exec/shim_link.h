@@ -26,6 +26,13 @@ struct ShimConfig {
   std::string sessions_dir;  // <state_dir>/sessions: one directory per session, 0700
 };
 
+// How the shim itself is placed: what the session's command is, and where the shim lives.
+struct ShimPlacement {
+  bool sandboxed = false;      // the command is sandboxed: the shim takes no_new_privs too
+  std::vector<int> join_fds;   // cgroup.procs files the shim joins (its place in the session's
+                               // cgroup, beside the command: ResourceGroup::keeper_join_fds)
+};
+
 class ShimLink : public std::enable_shared_from_this<ShimLink> {
  public:
   struct Handlers {
@@ -43,7 +50,8 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   // on success the caller's fd is replaced by the end it reads them from, as from the sandbox.
   static Result<std::shared_ptr<ShimLink>> launch(boost::asio::io_context& io, const ShimConfig& config,
                                                   const std::string& session_dir, const posix::SpawnRequest& request,
-                                                  size_t attach_window_bytes, UniqueFd* proxy_channel = nullptr);
+                                                  size_t attach_window_bytes, const ShimPlacement& placement = {},
+                                                  UniqueFd* proxy_channel = nullptr);
   // Connects to the shim listening in `session_dir` and asks for its state (bounded wait). A
   // shim that keeps a sandbox's proxy ports (protocol 2 on) relays them again: `proxy_channel`
   // gets the end to read them from, and stays invalid otherwise.

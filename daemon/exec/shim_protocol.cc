@@ -102,7 +102,7 @@ Result<pid_t> decode_pid(std::string_view payload) {
   return static_cast<pid_t>(v);
 }
 
-std::string spawn_request_json(const posix::SpawnRequest& r, size_t attach_window_bytes, bool relays_proxy) {
+std::string spawn_request_json(const posix::SpawnRequest& r, size_t attach_window_bytes, bool sandboxed, bool relays_proxy) {
   json j;
   j["executable"] = r.executable;
   j["argv"] = r.argv;
@@ -127,6 +127,7 @@ std::string spawn_request_json(const posix::SpawnRequest& r, size_t attach_windo
   if (r.oom_score_adj) j["oom_score_adj"] = *r.oom_score_adj;
   j["attach_window_bytes"] = attach_window_bytes;
   if (relays_proxy) j["proxy_relay"] = true;
+  j["sandboxed"] = sandboxed;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -160,6 +161,7 @@ Result<DecodedSpawn> parse_spawn_request(std::string_view text) {
     out.join_fd_count = get_or<size_t>(j, "join_fds", 0);
     out.relays_proxy = get_or(j, "proxy_relay", false);
     out.attach_window_bytes = get_or<size_t>(j, "attach_window_bytes", 1024 * 1024);
+    out.sandboxed = get_or(j, "sandboxed", false);
     if (r.argv.empty() || r.executable.empty()) return InvalidArgument("spawn request without a command");
     return out;
   } catch (const std::exception& e) {

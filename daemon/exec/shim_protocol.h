@@ -102,8 +102,9 @@ Result<pid_t> decode_pid(std::string_view payload);
 
 // The spawn request without its descriptors (pass_fd, join_fds and, with `relays_proxy`, the
 // sandbox's proxy channel and the first daemon's relay end travel in kSpawnFds, in that order;
-// `has_pass_fd` says whether the first one is pass_fd).
-std::string spawn_request_json(const posix::SpawnRequest& request, size_t attach_window_bytes,
+// `has_pass_fd` says whether the first one is pass_fd). `sandboxed`: the command runs in a
+// sandbox, so the shim takes no_new_privs too (absent in an older daemon's request: not sandboxed).
+std::string spawn_request_json(const posix::SpawnRequest& request, size_t attach_window_bytes, bool sandboxed,
                                bool relays_proxy = false);
 struct DecodedSpawn {
   posix::SpawnRequest request;  // pass_fd and join_fds unset
@@ -111,6 +112,7 @@ struct DecodedSpawn {
   size_t join_fd_count = 0;
   bool relays_proxy = false;  // two more descriptors: the proxy channel, the relay end
   size_t attach_window_bytes = 1024 * 1024;
+  bool sandboxed = false;
 };
 Result<DecodedSpawn> parse_spawn_request(std::string_view json);
 

@@ -14,6 +14,7 @@
 #include <boost/asio/write.hpp>
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -57,6 +58,20 @@ bool harden_and_detach(int control_fd) {
   ::signal(SIGHUP, SIG_IGN);
   ::signal(SIGINT, SIG_IGN);
   return true;
+}
+
+// A sandboxed session's shim takes no_new_privs: its command gets it in the sandbox anyway,
+// and nothing the shim (or a compromised shim) execs can gain privileges. Not for an
+// unsandboxed session, whose command may rightly need a set-id program (sudo), nor where the
+// command's first executable is itself set-id (a setuid-root bwrap would lose its setuid).
+Status take_no_new_privs(const proto::DecodedSpawn& spawn) {
+  if (!spawn.sandboxed) return Status::Ok();
+  struct stat st {};
+  if (::stat(spawn.request.executable.c_str(), &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
+    return Status::Ok();
+  }
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return ErrnoStatus("PR_SET_NO_NEW_PRIVS", errno);
+  return Status::Ok();
 }
 
 // The socket a later daemon connects to: <session_dir>/shim.sock, 0600, only our uid.
@@ -469,6 +484,11 @@ int run_shim(const ShimOptions& options) {
     std::string message = proto::encode(Type::kSpawnFailed, received.status().message());
     ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
     return 4;
+  }
+  if (Status nnp = take_no_new_privs(received->spawn); !nnp.ok()) {
+    std::string message = proto::encode(Type::kSpawnFailed, nnp.message());
+    ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
+    return 7;
   }
   UniqueFd listener = listen_in(options.session_dir);
   if (!listener) {

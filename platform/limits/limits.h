@@ -93,6 +93,11 @@ class ResourceGroup {
   virtual std::string place() const { return ""; }
   // Before the spawn: what the child does to join (cgroup.procs to write, rlimits).
   virtual void prepare(posix::SpawnRequest& request) const = 0;
+  // A durable session's shim: the cgroup.procs files it joins when it is spawned (before the
+  // command), so that its memory and processes count as the session's, in a part of the group
+  // that signal_all and kill_all do not reach. Empty: the shim stays where the daemon is.
+  // Valid until started().
+  virtual std::vector<int> keeper_join_fds() const { return {}; }
   // After the spawn: the command's leader (also its process group).
   virtual void started(pid_t leader) = 0;
   // The leader was reaped: its pid may be reused, so the process group is no longer signalled.

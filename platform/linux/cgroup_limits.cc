@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "platform/linux/cgroup_files.h"
+#include "platform/linux/cgroup_tree.h"
 
 namespace codexd::limits::cgroups {
 namespace {
@@ -108,14 +109,20 @@ ResourceUsage read_usage(const Layout& layout, const GroupDirs& dirs) {
 LimitHit read_limit_hit(const Layout& layout, const GroupDirs& dirs) {
   if (const std::string* dir = dir_of(layout, dirs, layout.memory)) {
     const bool v2 = layout.hierarchies[layout.memory].v2;
-    std::string events = read_small_file(*dir + (v2 ? "/memory.events" : "/memory.oom_control")).value_or("");
-    if (keyed_value(events, "oom_kill").value_or(0) > 0) return LimitHit::kOutOfMemory;
+    // v1 counts an OOM kill only in the victim's own group: the command's part (cgroup_tree.h).
+    for (const std::string& where : {*dir, *dir + "/" + kCommandPart}) {
+      std::string events = read_small_file(where + (v2 ? "/memory.events" : "/memory.oom_control")).value_or("");
+      if (keyed_value(events, "oom_kill").value_or(0) > 0) return LimitHit::kOutOfMemory;
+    }
   }
   if (const std::string* dir = dir_of(layout, dirs, layout.pids)) {
-    std::string events = read_small_file(*dir + "/pids.events").value_or("");
-    std::string local = read_small_file(*dir + "/pids.events.local").value_or("");
-    if (keyed_value(events, "max").value_or(0) > 0 || keyed_value(local, "max").value_or(0) > 0) {
-      return LimitHit::kProcessLimit;
+    // v1 counts a refused fork in the forking group (the command's part), v2 in the limited one.
+    for (const std::string& where : {*dir, *dir + "/" + kCommandPart}) {
+      std::string events = read_small_file(where + "/pids.events").value_or("");
+      std::string local = read_small_file(where + "/pids.events.local").value_or("");
+      if (keyed_value(events, "max").value_or(0) > 0 || keyed_value(local, "max").value_or(0) > 0) {
+        return LimitHit::kProcessLimit;
+      }
     }
   }
   return LimitHit::kNone;

@@ -23,11 +23,14 @@ class CgroupGroup : public ResourceGroup {
       : pool_(std::move(pool)),
         agent_(std::move(agent)),
         dirs_(std::move(group.dirs)),
+        command_dirs_(command_dirs(dirs_)),
         procs_(std::move(group.procs)),
+        keeper_procs_(std::move(group.keeper_procs)),
         effective_(effective),
         child_oom_score_(child_oom_score) {}
   ~CgroupGroup() override {
     procs_.clear();
+    keeper_procs_.clear();
     if (!kept_) pool_->release(agent_, std::move(dirs_));
   }
   void keep_for_next_daemon() override { kept_ = true; }
@@ -40,13 +43,22 @@ class CgroupGroup : public ResourceGroup {
     for (const auto& fd : procs_) request.join_fds.push_back(fd.get());
     request.oom_score_adj = child_oom_score_;
   }
-  void started(pid_t) override { procs_.clear(); }  // joined: the child had its copies
+  std::vector<int> keeper_join_fds() const override {
+    std::vector<int> fds;
+    for (const auto& fd : keeper_procs_) fds.push_back(fd.get());
+    return fds;
+  }
+  void started(pid_t) override {  // joined: the children had their copies
+    procs_.clear();
+    keeper_procs_.clear();
+  }
+  // The command's part only: the shim beside it must live on to report the exit.
   Status signal_all(int signal) override {
-    pool_->tree().signal(dirs_, signal);
+    pool_->tree().signal(command_dirs_, signal);
     return Status::Ok();
   }
   Status kill_all() override {
-    pool_->tree().kill(dirs_);
+    pool_->tree().kill(command_dirs_);
     return Status::Ok();
   }
   ResourceUsage usage() const override { return read_usage(pool_->tree().layout(), dirs_); }
@@ -56,8 +68,10 @@ class CgroupGroup : public ResourceGroup {
  private:
   std::shared_ptr<GroupPool> pool_;
   std::string agent_;
-  GroupDirs dirs_;
+  GroupDirs dirs_;          // the leaf: limits and accounting
+  GroupDirs command_dirs_;  // where the command runs: signals and kills (the leaf in an older group)
   std::vector<UniqueFd> procs_;
+  std::vector<UniqueFd> keeper_procs_;
   ResourceLimits effective_;
   std::optional<int> child_oom_score_;
   bool kept_ = false;
@@ -96,7 +110,7 @@ class CgroupManager : public LimitsManager {
     if (adopted.place.empty()) return LimitsManager::adopt(adopted);  // made without a cgroup
     CODEXD_ASSIGN_OR_RETURN(GroupDirs dirs, adopted_dirs(adopted.place));
     auto group = std::unique_ptr<ResourceGroup>(
-        new CgroupGroup(pool_, adopted.agent, ReadyGroup{std::move(dirs), {}}, adopted.effective, child_oom_score_));
+        new CgroupGroup(pool_, adopted.agent, ReadyGroup{std::move(dirs), {}, {}}, adopted.effective, child_oom_score_));
     group->started(adopted.leader);
     return group;
   }

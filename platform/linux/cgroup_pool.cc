@@ -100,16 +100,18 @@ Result<ReadyGroup> GroupPool::make_group(const std::string& agent, const Resourc
     dirs = tree_->create_leaf(agent_dirs, leaf, session);
   }
   if (!dirs.ok()) return dirs.status();
-  auto procs = open_procs(*dirs);
-  if (!procs.ok()) {
+  auto procs = open_procs(part_of(*dirs, kCommandPart));
+  auto keeper_procs = open_procs(part_of(*dirs, kKeeperPart));
+  if (!procs.ok() || !keeper_procs.ok()) {
     tree_->try_remove(*dirs, false);
-    return procs.status();
+    return procs.ok() ? keeper_procs.status() : procs.status();
   }
-  return ReadyGroup{std::move(dirs).value(), std::move(procs).value()};
+  return ReadyGroup{std::move(dirs).value(), std::move(procs).value(), std::move(keeper_procs).value()};
 }
 
 void GroupPool::release(const std::string& agent, GroupDirs dirs) {
-  if (tree_->populated(dirs)) tree_->kill(dirs);
+  const GroupDirs command = command_dirs(dirs);
+  if (tree_->populated(command)) tree_->kill(command);
   std::unique_lock lock(mutex_);
   if (stopping_) {
     lock.unlock();
@@ -224,6 +226,7 @@ void GroupPool::stop() {
   for (auto& [agent, stock] : stocks) {
     for (auto& group : stock.ready) {
       group.procs.clear();
+      group.keeper_procs.clear();
       tree_->try_remove(group.dirs, true);
     }
   }

@@ -23,10 +23,12 @@
 
 namespace codexd::limits::cgroups {
 
-// A fresh, empty group and its cgroup.procs, open for writing (the child joins through them).
+// A fresh, empty group and the cgroup.procs of its parts, open for writing: the command's
+// child joins through `procs`, a durable session's shim through `keeper_procs`.
 struct ReadyGroup {
   GroupDirs dirs;
   std::vector<UniqueFd> procs;
+  std::vector<UniqueFd> keeper_procs;
 };
 
 struct PoolOptions {
@@ -42,7 +44,8 @@ class GroupPool {
   // A fresh group for a command of `agent`: from the stock when `budget` and `session` are
   // what it was made with, else made now.
   Result<ReadyGroup> take(const std::string& agent, const ResourceLimits& budget, const ResourceLimits& session);
-  // Kills what is left of a group at once; its directories are removed on the worker.
+  // Kills what is left of a group's command at once (a shim beside it ends by itself); its
+  // directories are removed on the worker, retried while the shim is still there.
   void release(const std::string& agent, GroupDirs dirs);
   // Until released groups are removed (at most a few seconds for dying processes) and the
   // stock is full.

@@ -66,6 +66,16 @@ void drop_v2_controllers(Layout& layout) {
   layout.hierarchies[layout.v2].controllers.clear();
 }
 
+// The pids of `dir` and of its parts (cgroup.procs lists a directory's own processes only).
+std::vector<int> pids_in(const std::string& dir) {
+  std::vector<int> pids = read_pids(dir + "/cgroup.procs");
+  for (const char* part : {kCommandPart, kKeeperPart}) {
+    auto more = read_pids(dir + "/" + part + "/cgroup.procs");
+    pids.insert(pids.end(), more.begin(), more.end());
+  }
+  return pids;
+}
+
 // Every session directory under <base>/sessions/<agent>/, then the agent directories.
 std::vector<std::string> leftovers(const std::string& base) {
   std::vector<std::string> dirs;
@@ -135,6 +145,20 @@ std::string use_delegation(Layout& layout, uint64_t memory_min, std::string& why
 }
 
 }  // namespace
+
+GroupDirs part_of(const GroupDirs& dirs, const char* part) {
+  GroupDirs out;
+  for (const auto& dir : dirs) out.push_back(dir + "/" + part);
+  return out;
+}
+
+GroupDirs command_dirs(const GroupDirs& dirs) {
+  GroupDirs command = part_of(dirs, kCommandPart);
+  for (const auto& dir : command) {
+    if (!path_exists(dir)) return dirs;  // an older daemon's group, or a part already removed
+  }
+  return command;
+}
 
 std::string escape_component(const std::string& name) {
   if (name.empty()) return "_";
@@ -230,6 +254,15 @@ Result<GroupDirs> CgroupTree::create_leaf(const GroupDirs& agent_dirs, const std
     try_remove(dirs, false);
     return st;
   }
+  for (const char* part : {kCommandPart, kKeeperPart}) {
+    for (const auto& dir : part_of(dirs, part)) {
+      if (::mkdir(dir.c_str(), 0755) != 0) {
+        Status st = ErrnoStatus("mkdir " + dir, errno);
+        try_remove(dirs, false);
+        return st;
+      }
+    }
+  }
   return dirs;
 }
 
@@ -238,11 +271,11 @@ bool CgroupTree::populated(const GroupDirs& dirs) const {
     auto events = read_small_file(dirs[layout_.v2] + "/cgroup.events");
     if (events) return keyed_value(*events, "populated").value_or(1) != 0;
   }
-  return !read_pids(dirs[0] + "/cgroup.procs").empty();
+  return !pids_in(dirs[0]).empty();
 }
 
 void CgroupTree::signal(const GroupDirs& dirs, int sig) const {
-  for (int pid : read_pids(dirs[0] + "/cgroup.procs")) ::kill(pid, sig);
+  for (int pid : pids_in(dirs[0])) ::kill(pid, sig);
 }
 
 void CgroupTree::kill(const GroupDirs& dirs) const {
@@ -257,7 +290,7 @@ void CgroupTree::kill(const GroupDirs& dirs) const {
   }
   // Neither: kill what is listed until nothing new appears (a fork race may need a few rounds).
   for (int round = 0; round < 16; ++round) {
-    auto pids = read_pids(dirs[0] + "/cgroup.procs");
+    auto pids = pids_in(dirs[0]);
     if (pids.empty()) return;
     for (int pid : pids) ::kill(pid, SIGKILL);
   }
@@ -274,6 +307,9 @@ void CgroupTree::remove(const GroupDirs& dirs) {
 bool CgroupTree::try_remove(const GroupDirs& dirs, bool with_agent) {
   bool all_gone = true;
   for (const auto& dir : dirs) {
+    for (const char* part : {kCommandPart, kKeeperPart}) {
+      if (::rmdir((dir + "/" + part).c_str()) != 0 && errno != ENOENT) all_gone = false;
+    }
     if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) all_gone = false;
   }
   if (all_gone && with_agent) {

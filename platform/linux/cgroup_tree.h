@@ -18,6 +18,17 @@ namespace codexd::limits::cgroups {
 // One group: its directory in each hierarchy (indexed like Layout::hierarchies).
 using GroupDirs = std::vector<std::string>;
 
+// A session group has two parts below its leaf, in every hierarchy: the command and all it
+// starts in <leaf>/command, a durable session's shim in <leaf>/shim (cgroup v2 lets processes
+// live only in leaves once controllers are enabled). Limits and accounting are on the leaf, so
+// they cover both; signals and kills of the command reach <leaf>/command only, so the shim
+// outlives them and reports the exit. A group an older daemon made has no parts.
+inline constexpr const char* kCommandPart = "command";
+inline constexpr const char* kKeeperPart = "shim";
+GroupDirs part_of(const GroupDirs& dirs, const char* part);
+// The command's part where the group has parts, else the group itself.
+GroupDirs command_dirs(const GroupDirs& dirs);
+
 class CgroupTree {
  public:
   // `instance` tells this daemon's tree from another's on the same machine. Warnings (a
@@ -35,19 +46,22 @@ class CgroupTree {
   // The agent's directory in each hierarchy, made where missing; `budget` is written when the
   // directory is new or `rewrite` is set (the agent's budget changed).
   Result<GroupDirs> ensure_agent(const std::string& agent, const ResourceLimits& budget, bool rewrite);
-  // A new leaf `leaf` under the agent's directories with `session` written; nothing is left
-  // behind on failure. A leaf never gets controllers of its own: processes live only there.
+  // A new leaf `leaf` under the agent's directories with `session` written, and its two parts;
+  // nothing is left behind on failure. A leaf never gets controllers of its own: processes
+  // live only in its parts, which have no limits.
   Result<GroupDirs> create_leaf(const GroupDirs& agent_dirs, const std::string& leaf, const ResourceLimits& session);
-  // SIGKILL to every process of the group, wherever it moved in the process tree.
+  // SIGKILL to every process of the group (its parts included), wherever it moved in the
+  // process tree.
   void kill(const GroupDirs& dirs) const;
-  // Whether a process is left in the group (v2 cgroup.events; without v2: cgroup.procs).
+  // Whether a process is left in the group or its parts (v2 cgroup.events; without v2:
+  // cgroup.procs).
   bool populated(const GroupDirs& dirs) const;
-  // `signal` to every process of the group.
+  // `signal` to every process of the group and its parts.
   void signal(const GroupDirs& dirs, int signal) const;
   // Kill, then remove the group (and its agent's directory when that is empty); a group that
   // dying processes still hold goes to the graveyard, retried by sweep().
   void remove(const GroupDirs& dirs);
-  // rmdir in every hierarchy, nothing else; false while a dying process still holds it.
+  // rmdir (parts first) in every hierarchy, nothing else; false while a process still holds it.
   // `with_agent`: also the agent's directory, when this was its last group.
   bool try_remove(const GroupDirs& dirs, bool with_agent);
   // Retries the graveyard.

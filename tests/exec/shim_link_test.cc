@@ -78,7 +78,7 @@ Result<HandDrivenShim> start_by_hand(const std::string& session_dir, const std::
   CODEXD_ASSIGN_OR_RETURN(out.shim, posix::spawn_process(shim_request));
   pair.second.reset();
   CODEXD_RETURN_IF_ERROR(posix::send_fds(pair.first.get(), shim::encode(shim::Type::kSpawnFds), {}));
-  const std::string spawn = shim::encode(shim::Type::kSpawn, shim::spawn_request_json(testing_util::shell_spawn_request(script), 64 * 1024));
+  const std::string spawn = shim::encode(shim::Type::kSpawn, shim::spawn_request_json(testing_util::shell_spawn_request(script), 64 * 1024, false));
   if (::send(pair.first.get(), spawn.data(), spawn.size(), MSG_NOSIGNAL) < 0) return ErrnoStatus("send", errno);
   std::string reply(shim::kMaxMessage, '\0');
   const ssize_t n = ::recv(pair.first.get(), reply.data(), reply.size(), 0);
@@ -111,10 +111,10 @@ TEST_F(ShimLinkTest, AReleaseFollowedByACloseWithOutputUnreadStillEndsTheShim) {
 
 TEST(ShimProtocol, TheSpawnRequestSaysWhetherTheShimRelaysTheProxy) {
   const auto request = testing_util::shell_spawn_request("true");
-  auto plain = shim::parse_spawn_request(shim::spawn_request_json(request, 1024));
+  auto plain = shim::parse_spawn_request(shim::spawn_request_json(request, 1024, false));
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   EXPECT_FALSE(plain->relays_proxy);
-  auto relaying = shim::parse_spawn_request(shim::spawn_request_json(request, 1024, true));
+  auto relaying = shim::parse_spawn_request(shim::spawn_request_json(request, 1024, false, true));
   ASSERT_TRUE(relaying.ok()) << relaying.status().message();
   EXPECT_TRUE(relaying->relays_proxy);
 }
@@ -156,7 +156,7 @@ TEST_F(ShimLinkTest, TheSandboxsProxyPortsAreRelayedToTheFirstDaemonAndToEveryRe
   request.pass_fd = channel->second.get();  // the sandbox's end; the test sends on it as the helper does
   UniqueFd proxy = std::move(channel->first);
   ShimConfig config{CODEXD_TEST_BIN_DIR "/codexd-shim", dir_.path()};
-  auto link = ShimLink::launch(io_, config, session_dir, request, 64 * 1024, &proxy);
+  auto link = ShimLink::launch(io_, config, session_dir, request, 64 * 1024, {}, &proxy);
   ASSERT_TRUE(link.ok()) << link.status().message();
   ASSERT_TRUE(proxy.valid());
 
@@ -219,6 +219,24 @@ TEST_F(ShimLinkTest, AShimOfProtocolOneIsAdoptedWithoutAProxyChannel) {
   ASSERT_TRUE(link.ok()) << link.status().message();
   EXPECT_EQ(state.protocol, 1);
   EXPECT_FALSE(relay.valid());
+}
+
+// The spawn request says whether the session is sandboxed (its shim then takes
+// no_new_privs); an older daemon's request without the field means not sandboxed.
+TEST(ShimProtocol, SandboxedTravelsAndItsAbsenceMeansNotSandboxed) {
+  const auto request = testing_util::shell_spawn_request("true");
+  for (bool sandboxed : {false, true}) {
+    auto parsed = shim::parse_spawn_request(shim::spawn_request_json(request, 4096, sandboxed));
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    EXPECT_EQ(parsed->sandboxed, sandboxed);
+  }
+  std::string older = shim::spawn_request_json(request, 4096, true);
+  const std::string field = ",\"sandboxed\":true";
+  ASSERT_NE(older.find(field), std::string::npos) << older;
+  older.erase(older.find(field), field.size());
+  auto parsed = shim::parse_spawn_request(older);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_FALSE(parsed->sandboxed);
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ TEST(CgroupDelegation, DelegatedCgroupHoldsTheDaemonLeafAndTheSessionsBesideIt) 
   if (status.limits().mechanism().rfind("cgroup", 0) != 0) GTEST_SKIP() << "no usable cgroup: " << status.limits().reason();
   EXPECT_THAT(status.limits().reason(), ::testing::HasSubstr("delegated by systemd (Delegate=yes)"));
   EXPECT_EQ(v2_path_of(read_text_file("/proc/" + std::to_string(daemon.pid()) + "/cgroup")), cgroup.relative() + "/daemon");
-  EXPECT_THAT(session_v2_path(daemon), ::testing::MatchesRegex(cgroup.relative() + "/sessions/integration-test/g[0-9]+-[0-9]+"));
+  EXPECT_THAT(session_v2_path(daemon), ::testing::MatchesRegex(cgroup.relative() + "/sessions/integration-test/g[0-9]+-[0-9]+/command"));
   if (::access((cgroup.dir() + "/daemon/memory.min").c_str(), F_OK) == 0) {
     EXPECT_EQ(read_text_file(cgroup.dir() + "/daemon/memory.min"), std::to_string(32 << 20) + "\n");
   } else {

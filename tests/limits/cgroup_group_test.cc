@@ -108,8 +108,9 @@ TEST_F(CgroupGroupTest, TheChildIsInItsGroupWithItsLimitsBeforeItRuns) {
     all += line + "\n";
   }
   EXPECT_EQ(testing::wait_exit_code(child.pid), 0);
-  // Every hierarchy codexd uses puts the child in <tree>/sessions/agent%2Fone/g<N>.
-  EXPECT_THAT(all, ::testing::ContainsRegex("/sessions/agent%2Fone/g[0-9]+-[0-9]+\n"));
+  // Every hierarchy codexd uses puts the child in <tree>/sessions/agent%2Fone/g<N>/command
+  // (the group's part for the command; a durable session's shim goes beside it).
+  EXPECT_THAT(all, ::testing::ContainsRegex("/sessions/agent%2Fone/g[0-9]+-[0-9]+/command\n"));
   EXPECT_THAT(all, ::testing::Not(::testing::HasSubstr("0::/\n")));
   // pids.max of the session and of its agent.
   bool found = false;
@@ -120,9 +121,9 @@ TEST_F(CgroupGroupTest, TheChildIsInItsGroupWithItsLimitsBeforeItRuns) {
     for (std::string line; std::getline(lines, line);) {
       if (line.find(":pids:") != std::string::npos) pids_dir = "/sys/fs/cgroup/pids" + line.substr(line.find(":pids:") + 6);
     }
-    if (!pids_dir.empty()) {
-      EXPECT_EQ(read_number(pids_dir + "/pids.max"), 32u);
-      EXPECT_EQ(read_number(pids_dir + "/../pids.max"), 100u);
+    if (!pids_dir.empty()) {  // the limits are on the group, above its parts
+      EXPECT_EQ(read_number(pids_dir + "/../pids.max"), 32u);
+      EXPECT_EQ(read_number(pids_dir + "/../../pids.max"), 100u);
     }
   }
   ResourceUsage usage = (*group)->usage();
@@ -172,6 +173,49 @@ TEST_F(CgroupGroupTest, ARestartClearsWhatThePreviousRunLeft) {
   EXPECT_FALSE(exists(dir));
 }
 
+// A durable session's keeper joins the group's shim part: counted in the group (pids.peak of
+// the leaf), but out of reach of the command's signals and kills; the group's directories go
+// only once the keeper has ended too.
+TEST_F(CgroupGroupTest, TheKeeperSharesTheGroupButNotTheCommandsKill) {
+  auto group = manager_->create({"keeper", "5", {}, {}});
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  posix::SpawnRequest keeper_request;
+  keeper_request.executable = "/bin/sleep";
+  keeper_request.argv = {"sleep", "300"};
+  keeper_request.cwd = "/";
+  keeper_request.join_fds = (*group)->keeper_join_fds();
+  ASSERT_FALSE(keeper_request.join_fds.empty());
+  auto keeper = posix::spawn_process(keeper_request);
+  ASSERT_TRUE(keeper.ok()) << keeper.status().message();
+  auto child = spawn_in(**group, "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $!; exec sleep 300");
+  const pid_t grandchild = std::stoi(read_line(child.output.get()));
+  const std::string command = group_dir_of(child.pid, manager_->status().root);
+  const std::string shim = group_dir_of(keeper->pid, manager_->status().root);
+  ASSERT_THAT(command, ::testing::EndsWith("/command"));
+  EXPECT_EQ(shim, command.substr(0, command.size() - 8) + "/shim");
+  if ((*group)->usage().peak_processes > 0) {  // pids.peak: the kernel has it
+    EXPECT_GE((*group)->usage().peak_processes, 3u) << "the keeper, the command and its grandchild";
+  }
+  ASSERT_TRUE((*group)->signal_all(SIGTERM).ok());
+  EXPECT_EQ(testing::wait_exit_code(child.pid), 128 + SIGTERM);
+  ASSERT_TRUE((*group)->kill_all().ok());
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, grandchild, 0)));
+  if (pidfd) {
+    pollfd p{pidfd.get(), POLLIN, 0};
+    ::poll(&p, 1, 10000);
+  }
+  EXPECT_TRUE(gone_or_zombie(grandchild)) << "the setsid grandchild survived the group kill";
+  EXPECT_FALSE(gone_or_zombie(keeper->pid)) << "the command's kill took the keeper";
+  const std::string leaf = command.substr(0, command.size() - 8);
+  group->reset();
+  manager_->settle();
+  EXPECT_TRUE(exists(leaf)) << "removed while the keeper still lives in it";
+  ::kill(keeper->pid, SIGKILL);
+  EXPECT_EQ(testing::wait_exit_code(keeper->pid), 128 + SIGKILL);
+  manager_->settle();
+  EXPECT_FALSE(exists(leaf));
+}
+
 // The pool (cgroup_pool.h): after an agent's first command its next ones take a group made
 // ahead of time, and each is fresh: a directory of its own, empty, nothing measured yet, and
 // the limits of its request, also when those change.
@@ -198,7 +242,9 @@ TEST_F(CgroupGroupTest, EachCommandGetsAFreshGroupWithItsOwnLimitsMostFromTheSto
       seen.push_back(dir);
     }
     ResourceUsage usage = read_usage((*tree)->layout(), group->dirs);
-    EXPECT_EQ(usage.peak_memory_bytes, 0u);
+    // Nothing of a command yet; a v1 memory hierarchy charges the group for the kernel's
+    // structures of its two parts' memory cgroups (256 KiB here), nothing else.
+    EXPECT_LE(usage.peak_memory_bytes, 1u << 20);
     EXPECT_EQ(usage.peak_processes, 0u);
     if (pids >= 0) {
       EXPECT_EQ(read_number(group->dirs[pids] + "/pids.max"), 32u);
