@@ -110,6 +110,8 @@ class ExecEngine {
   size_t live_sessions() const { return store_.size(); }
   limits::LimitsManager* limits() const { return options_.limits; }
   uint64_t total_sessions() const { return store_.total_created(); }
+  size_t live_sessions_of(uid_t uid) const { return store_.count_for(uid); }
+  uint64_t total_sessions_of(uid_t uid) const { return store_.created_by(uid); }
 
   // Shutdown: SIGKILL every session's group and reap (a durable session's shim does it and
   // ends). Returns how many shims had not ended within kShimEndWait.

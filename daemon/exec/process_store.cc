@@ -88,6 +88,7 @@ Status ProcessStore::make_room(uid_t uid, const std::string& agent_id) {
 
 void ProcessStore::insert(std::shared_ptr<Session> session) {
   ++total_created_;
+  ++created_by_[session->metadata().owner_uid];
   reserved_.insert(session->id());
   sessions_[session->id()] = std::move(session);
 }

@@ -82,6 +82,10 @@ class ProcessStore {
 
   size_t size() const { return sessions_.size(); }
   uint64_t total_created() const { return total_created_; }
+  uint64_t created_by(uid_t uid) const {
+    auto it = created_by_.find(uid);
+    return it == created_by_.end() ? 0 : it->second;
+  }
   const StoreLimits& limits() const { return limits_; }
   // Codex's model warning when the uid holds >= 60 sessions; empty otherwise.
   std::string session_count_warning(uid_t uid) const;
@@ -111,6 +115,7 @@ class ProcessStore {
   std::deque<int> reported_order_;  // oldest first
   std::deque<int> tombstone_order_;  // oldest first, bounded by limits_.tombstones
   uint64_t total_created_ = 0;
+  std::map<uid_t, uint64_t> created_by_;  // what GetStatus shows a caller who is not an admin
 };
 
 }  // namespace codexd::exec

@@ -139,11 +139,14 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
   fill_network_status(*deps_.config, deps_.sandbox->capabilities().chosen, deps_.network, response->mutable_network());
   if (deps_.limits) fill_limits_status(deps_.limits->status(), response->mutable_limits());
   fill_private_tmp_status(deps_.private_tmp, *caller, response->mutable_private_tmp());
-  on_core(core_, [this, reactor, response] {
-    response->set_sessions_live(static_cast<uint32_t>(deps_.engine->live_sessions()));
-    response->set_sessions_total(static_cast<uint32_t>(deps_.engine->total_sessions()));
-    response->set_approvals_pending(static_cast<uint32_t>(deps_.broker->pending_count()));
-    response->set_approvals_state_error(deps_.broker->state_error());
+  // An admin sees the daemon's counts; anyone else their own (other users' activity is theirs).
+  on_core(core_, [this, reactor, response, uid = caller->uid, admin = caller->is_admin] {
+    const auto& engine = *deps_.engine;
+    response->set_sessions_live(static_cast<uint32_t>(admin ? engine.live_sessions() : engine.live_sessions_of(uid)));
+    response->set_sessions_total(static_cast<uint32_t>(admin ? engine.total_sessions() : engine.total_sessions_of(uid)));
+    response->set_approvals_pending(
+        static_cast<uint32_t>(admin ? deps_.broker->pending_count() : deps_.broker->pending_for(uid).size()));
+    if (admin) response->set_approvals_state_error(deps_.broker->state_error());
     reactor->finish(grpc::Status::OK);
   });
   return reactor;

@@ -114,8 +114,13 @@ grpc::ServerUnaryReactor* ApprovalsService::ResolveApproval(grpc::CallbackServer
                                                             v1::ResolveApprovalResponse*) {
   auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  if (request->approval_id().empty() || request->approval_id().size() > 64) {
+  if (request->approval_id().empty()) {
     reactor->finish(InvalidArgument("`approval_id` is required (from WatchApprovals or ListApprovals)"));
+    return reactor;
+  }
+  if (request->approval_id().size() > 64) {
+    reactor->finish(InvalidArgument("`approval_id` is " + std::to_string(request->approval_id().size()) +
+                                    " bytes; an approval id is at most 64 (from WatchApprovals or ListApprovals)"));
     return reactor;
   }
   if (request->rationale().size() > 4096) {

@@ -9,6 +9,7 @@
 
 #include <random>
 
+#include "codexd/v1/approvals.grpc.pb.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
 #include "tests/integration/process_probe.h"
@@ -247,6 +248,22 @@ TEST_F(MalformedRequestTest, SessionCallsValidateIdsAndSizes) {
   ASSERT_TRUE(written.status.ok()) << describe(written.status);
   auto echoed = follow(*stub_, written.result, [](const std::string& out) { return out.size() >= 8; });
   EXPECT_EQ(echoed.output, "ok\r\nok\r\n");
+}
+
+// An approval id too long to be one is told apart from a missing one.
+TEST_F(MalformedRequestTest, ResolveApprovalSaysWhatIsWrongWithTheId) {
+  auto approvals = v1::Approvals::NewStub(daemon_.channel());
+  auto resolve = [&](const std::string& id) {
+    grpc::ClientContext context;
+    v1::ResolveApprovalRequest request;
+    request.set_approval_id(id);
+    request.set_decision(v1::DENIED);
+    v1::ResolveApprovalResponse response;
+    return approvals->ResolveApproval(&context, request, &response);
+  };
+  EXPECT_STATUS(resolve(""), Code::INVALID_ARGUMENT, "`approval_id` is required (from WatchApprovals or ListApprovals)");
+  EXPECT_STATUS(resolve(std::string(1 << 20, 'x')), Code::INVALID_ARGUMENT,
+                "`approval_id` is 1048576 bytes; an approval id is at most 64 (from WatchApprovals or ListApprovals)");
 }
 
 TEST_F(MalformedRequestTest, RunCommandFieldsAreValidated) {

@@ -66,6 +66,17 @@ TEST_F(Isolation, OneUidFillingItsSessionsNeverEvictsAnothers) {
   auto polled = call_as(&env.b, socket(), "Poll", poll);
   EXPECT_TRUE(polled.ok()) << "a's sessions evicted b's: " << polled.raw;
   EXPECT_EQ(polled.response<v1::ExecResult>().session_id(), b_session) << polled.raw;
+
+  // GetStatus shows a user who is not an admin their own counts only; root sees everyone's.
+  auto counts = [&](const TestUser* user) {
+    auto status = call_as(user, socket(), "GetStatus", v1::GetStatusRequest());
+    EXPECT_TRUE(status.ok()) << status.raw;
+    const auto r = status.response<v1::GetStatusResponse>();
+    return std::pair<uint32_t, uint32_t>{r.sessions_live(), r.sessions_total()};
+  };
+  EXPECT_EQ(counts(&env.b), (std::pair<uint32_t, uint32_t>{1, 1}));
+  EXPECT_EQ(counts(&env.a), (std::pair<uint32_t, uint32_t>{9, 15}));
+  EXPECT_EQ(counts(nullptr), (std::pair<uint32_t, uint32_t>{10, 16}));
 }
 
 TEST_F(Isolation, SessionsBelongToTheirUid) {
