@@ -71,7 +71,8 @@ stop_daemon
 
 start_daemon sandboxed workspace-write
 "$BENCH" --socket "$TMP/sandboxed/run/codexd.sock" --workdir "$TMP/sandboxed/ws" --exec-only \
-  --iterations "$ITERATIONS" --label 'sandbox "workspace-write" (default backend), for comparison'
+  --iterations "$ITERATIONS" --label 'sandbox "workspace-write" (default backend), for comparison' \
+  --figure "sandboxed (warm channel)"
 "$CODEXCTL" --socket "$TMP/sandboxed/run/codexd.sock" status | sed -n 's/^sandbox: */  backend: /p'
 stop_daemon
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_csv.h"
 #include "platform/backends/manager_factory.h"
 #include "platform/sandbox/sandbox.h"
 
@@ -105,6 +106,12 @@ int main(int argc, char** argv) {
     direct.push_back("/bin/true");
     std::vector<std::string> plan_env = plan->env;
     subjects.push_back({"bwrap direct, same profile", [=] { return spawn_and_wait(direct, plan_env, ws); }, {}});
+    // Codex 0.169's argv for workspace-write with the network off (reference: codex-runtime.md
+    // 4.2), the command in place of its helper.
+    const std::vector<std::string> codex_argv = {"/usr/bin/bwrap", "--new-session", "--die-with-parent", "--ro-bind", "/", "/",
+                                                 "--dev", "/dev", "--bind", ws, ws, "--unshare-user", "--unshare-pid",
+                                                 "--unshare-net", "--proc", "/proc", "--", "/bin/true"};
+    subjects.push_back({"bwrap direct, Codex's argv", [=] { return spawn_and_wait(codex_argv, env, ws); }, {}});
     sb::LaunchPlan reused = *plan;
     subjects.push_back({"codexd bwrap (spawn only)", [=] { return spawn_and_wait(reused.argv, reused.env, ws); }, {}});
     subjects.push_back({"codexd bwrap (plan+spawn)", [&] {
@@ -137,8 +144,28 @@ int main(int argc, char** argv) {
   for (const Subject& s : subjects) {
     std::printf("  %-30s %8.2f ms   %6.2fx unsandboxed\n", s.name.c_str(), median(s.ms), median(s.ms) / base);
   }
-  if (subjects.size() >= 4 && subjects[1].name.rfind("bwrap direct", 0) == 0) {
-    std::printf("  codexd bwrap (plan+spawn) / bwrap direct: %6.2fx\n", median(subjects[3].ms) / median(subjects[1].ms));
+  auto find = [&](const std::string& name) -> const Subject* {
+    for (const Subject& s : subjects) {
+      if (s.name == name) return &s;
+    }
+    return nullptr;
+  };
+  namespace cb = codexd::bench;
+  const Subject* same = find("bwrap direct, same profile");
+  const Subject* codex = find("bwrap direct, Codex's argv");
+  const Subject* cold = find("codexd bwrap (plan+spawn)");
+  if (same && cold) {
+    std::printf("  codexd bwrap (plan+spawn) / bwrap direct: %6.2fx\n", median(cold->ms) / median(same->ms));
+    cb::append_csv_row("sandboxed cold launch (plan+spawn)", median(cold->ms), "ms", "bare bwrap with codexd's profile",
+                       median(same->ms), "<=1.0x");
+  }
+  if (codex && cold) {
+    cb::append_csv_row("sandboxed cold launch (plan+spawn) vs Codex", median(cold->ms), "ms", "bare bwrap with Codex's argv",
+                       median(codex->ms));
+  }
+  if (same) cb::append_csv_row("bare bwrap with codexd's profile", median(same->ms), "ms", "posix_spawn", base);
+  if (const Subject* landlock = find("codexd landlock (plan+spawn)")) {
+    cb::append_csv_row("Landlock launch (plan+spawn)", median(landlock->ms), "ms", "posix_spawn", base);
   }
   std::error_code ec;
   std::filesystem::remove_all(ws, ec);

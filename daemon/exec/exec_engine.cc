@@ -27,7 +27,9 @@ void render_text(UnifiedOutcome& outcome) {
 
 ExecEngine::ExecEngine(boost::asio::io_context& io, StoreLimits store_limits, EngineOptions options,
                        ProcessStore::IdGenerator ids)
-    : io_(io), options_(options), store_(store_limits, std::move(ids)) {}
+    : io_(io), options_(options), store_(store_limits, std::move(ids)) {
+  if (options_.shim) shim_pool_ = std::make_unique<ShimPool>(*options_.shim, kWaitingShims);
+}
 
 std::optional<WaitTicket> ExecEngine::exec(SessionMetadata metadata, const LaunchSpec& launch, Clock::time_point start,
                                            uint32_t yield_ms, uint32_t max_output_tokens, Done done) {
@@ -115,7 +117,8 @@ Result<std::shared_ptr<Session>> ExecEngine::spawn_durable(SessionMetadata metad
   placement.sandboxed = launch.sandbox != sandbox::Backend::kNone;
   if (group) placement.join_fds = group->keeper_join_fds();  // beside the command, in its cgroup
   Spawner through_shim = [&](const posix::SpawnRequest& r, UniqueFd& proxy_channel) -> Result<posix::SpawnedProcess> {
-    CODEXD_ASSIGN_OR_RETURN(link, ShimLink::launch(io_, *options_.shim, dir, r, options_.session_limits.attach_window_bytes,
+    CODEXD_ASSIGN_OR_RETURN(StartedShim shim, shim_pool_->take());
+    CODEXD_ASSIGN_OR_RETURN(link, ShimLink::launch(io_, std::move(shim), dir, r, options_.session_limits.attach_window_bytes,
                                                    placement, proxy_channel ? &proxy_channel : nullptr));
     posix::SpawnedProcess process;
     process.pid = link->pid();

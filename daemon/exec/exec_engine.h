@@ -16,6 +16,7 @@
 #include "daemon/exec/process_store.h"
 #include "daemon/exec/launch_spawn.h"
 #include "daemon/exec/session.h"
+#include "daemon/exec/shim_pool.h"
 #include "base/status.h"
 #include "platform/limits/limits.h"
 
@@ -141,6 +142,7 @@ class ExecEngine {
   boost::asio::io_context& io_;
   EngineOptions options_;
   ProcessStore store_;
+  std::unique_ptr<ShimPool> shim_pool_;  // durable sessions only; ends its waiting shims first
 };
 
 }  // namespace codexd::exec

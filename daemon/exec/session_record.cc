@@ -55,11 +55,11 @@ Status write_session_record(const std::string& dir, const SessionRecord& record)
     UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return ErrnoStatus("session record " + temp, errno);
     CODEXD_RETURN_IF_ERROR(write_all_fd(fd.get(), text));
-    if (::fsync(fd.get()) != 0) return ErrnoStatus("fsync " + temp, errno);
   }
+  // Renamed into place so that a daemon killed mid-write leaves no half record. Not fsync'd: the
+  // record describes processes, which a machine crash ends anyway, and the page cache outlives
+  // any crash of the daemon (it cost two synchronous disk writes on every ExecCommand).
   if (::rename(temp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename " + temp, errno);
-  UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd) ::fsync(dir_fd.get());
   return Status::Ok();
 }
 

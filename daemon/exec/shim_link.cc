@@ -32,12 +32,9 @@ Result<std::string> receive_one(int fd, int timeout_ms, size_t max_bytes) {
     return Status(StatusCode::kDeadlineExceeded, "the shim did not answer within " + std::to_string(timeout_ms) + " ms");
   }
   if (ready < 0) return ErrnoStatus("poll", errno);
-  std::string buffer(max_bytes, '\0');
-  ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
-  if (n < 0) return ErrnoStatus("recv from the shim", errno);
-  if (n == 0) return NotFound("the shim closed the connection");
-  buffer.resize(static_cast<size_t>(n));
-  return buffer;
+  Result<std::string> message = posix::receive_message(fd, max_bytes);
+  if (!message.ok() && message.status().code() == StatusCode::kNotFound) return NotFound("the shim closed the connection");
+  return message;
 }
 
 // The relay end a shim sends just before its state (kProxyChannel), if the next message is
@@ -63,13 +60,6 @@ Status send_message(int fd, const std::string& message) {
   return Status::Ok();
 }
 
-void widen_send_buffer(int fd, size_t bytes) {
-  int size = static_cast<int>(bytes);
-  if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) != 0) {
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
-  }
-}
-
 }  // namespace
 
 ShimLink::ShimLink(asio::io_context& io, int fd, pid_t pid, UniqueFd shim_pidfd)
@@ -88,30 +78,27 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
                                                    const std::string& session_dir, const posix::SpawnRequest& request,
                                                    size_t attach_window_bytes, const ShimPlacement& placement,
                                                    UniqueFd* proxy_channel) {
-  CODEXD_ASSIGN_OR_RETURN(posix::SocketPair pair, posix::make_seqpacket_pair());
+  CODEXD_ASSIGN_OR_RETURN(StartedShim shim, start_waiting_shim(config));
+  return launch(io, std::move(shim), session_dir, request, attach_window_bytes, placement, proxy_channel);
+}
+
+Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, StartedShim shim,
+                                                   const std::string& session_dir, const posix::SpawnRequest& request,
+                                                   size_t attach_window_bytes, const ShimPlacement& placement,
+                                                   UniqueFd* proxy_channel) {
   posix::SocketPair relay;  // network mode proxy: what the shim forwards the proxy ports to
   const bool relays_proxy = proxy_channel != nullptr && proxy_channel->valid();
   if (relays_proxy) {
-    CODEXD_ASSIGN_OR_RETURN(relay, posix::make_seqpacket_pair());
+    auto made = posix::make_seqpacket_pair();
+    if (!made.ok()) {
+      end_waiting_shim(std::move(shim));
+      return made.status();
+    }
+    relay = std::move(*made);
   }
-  widen_send_buffer(pair.first.get(), shim::kMaxSpawnMessage);
-  posix::SpawnRequest shim_request;
-  shim_request.executable = config.shim_path;
-  shim_request.argv = {config.shim_path, session_dir};
-  shim_request.cwd = "/";
-  shim_request.stdio = posix::StdioMode::kPipesMerged;
-  shim_request.parent_death_signal = 0;  // it outlives the daemon: that is its job
-  shim_request.pass_fd = pair.second.get();
-  shim_request.join_fds = placement.join_fds;  // joined in the child step, before the shim runs
-  auto started = posix::spawn_process(shim_request);
-  if (!started.ok()) return Unavailable("cannot start the session shim " + config.shim_path + ": " + started.status().message());
-  posix::SpawnedProcess shim_process = std::move(*started);
-  pair.second.reset();
-  shim_process.output.reset();  // the shim puts its stdio on /dev/null
   auto fail = [&](Status why) -> Status {
     // It ends by itself once its socket closes or the spawn failed; reap it here.
-    pair.first.reset();
-    reap_child(shim_process.pidfd.get());
+    end_waiting_shim(std::move(shim));
     return why;
   };
 
@@ -122,13 +109,16 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
     fds.push_back(proxy_channel->get());
     fds.push_back(relay.second.get());
   }
-  if (Status sent = posix::send_fds(pair.first.get(), shim::encode(Type::kSpawnFds), fds); !sent.ok()) return fail(sent);
+  fds.insert(fds.end(), placement.join_fds.begin(), placement.join_fds.end());
+  if (fds.size() > posix::kMaxPassedFds) return fail(Internal("too many descriptors for the session shim"));
+  if (Status sent = posix::send_fds(shim.control.get(), shim::encode(Type::kSpawnFds), fds); !sent.ok()) return fail(sent);
   relay.second.reset();  // the shim's now: the relay reports EOF when the shim goes
-  const std::string spawn_json = shim::spawn_request_json(request, attach_window_bytes, placement.sandboxed, relays_proxy);
-  if (Status sent = send_message(pair.first.get(), shim::encode(Type::kSpawn, spawn_json)); !sent.ok()) {
+  const std::string spawn_json = shim::spawn_request_json(request, attach_window_bytes, placement.sandboxed, relays_proxy,
+                                                         session_dir, placement.join_fds.size());
+  if (Status sent = send_message(shim.control.get(), shim::encode(Type::kSpawn, spawn_json)); !sent.ok()) {
     return fail(sent);
   }
-  auto reply = receive_one(pair.first.get(), kSpawnReplyTimeoutMs, shim::kMaxMessage);
+  auto reply = receive_one(shim.control.get(), kSpawnReplyTimeoutMs, shim::kMaxMessage);
   if (!reply.ok()) return fail(Unavailable("session shim: " + reply.status().message()));
   const std::string_view message = *reply;
   if (message[0] == static_cast<char>(Type::kSpawnFailed)) return fail(Unavailable(std::string(message.substr(1))));
@@ -137,10 +127,10 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, const S
   if (!pid.ok()) return fail(pid.status());
 
   if (relays_proxy) *proxy_channel = std::move(relay.first);  // our copy of the sandbox's end closes
-  UniqueFd own_pidfd(::fcntl(shim_process.pidfd.get(), F_DUPFD_CLOEXEC, 0));
-  std::shared_ptr<ShimLink> link(new ShimLink(io, pair.first.release(), *pid, std::move(own_pidfd)));
+  UniqueFd own_pidfd(::fcntl(shim.pidfd.get(), F_DUPFD_CLOEXEC, 0));
+  std::shared_ptr<ShimLink> link(new ShimLink(io, shim.control.release(), *pid, std::move(own_pidfd)));
   // The shim is our child until we go: reap it when it ends, whenever that is.
-  auto shim_pidfd = std::make_shared<asio::posix::stream_descriptor>(io, shim_process.pidfd.release());
+  auto shim_pidfd = std::make_shared<asio::posix::stream_descriptor>(io, shim.pidfd.release());
   shim_pidfd->async_wait(asio::posix::stream_descriptor::wait_read, [shim_pidfd](const boost::system::error_code& ec) {
     if (!ec) reap_if_exited(shim_pidfd->native_handle());
   });

@@ -15,16 +15,11 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
+#include "daemon/exec/shim_pool.h"
 #include "daemon/exec/shim_protocol.h"
 #include "platform/posix/spawn.h"
 
 namespace codexd::exec {
-
-// Where shims live and what they are.
-struct ShimConfig {
-  std::string shim_path;     // the codexd-shim executable
-  std::string sessions_dir;  // <state_dir>/sessions: one directory per session, 0700
-};
 
 // How the shim itself is placed: what the session's command is, and where the shim lives.
 struct ShimPlacement {
@@ -49,6 +44,12 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   // channel. The shim takes it over, keeps the proxy ports the sandbox sends, and relays them;
   // on success the caller's fd is replaced by the end it reads them from, as from the sandbox.
   static Result<std::shared_ptr<ShimLink>> launch(boost::asio::io_context& io, const ShimConfig& config,
+                                                  const std::string& session_dir, const posix::SpawnRequest& request,
+                                                  size_t attach_window_bytes, const ShimPlacement& placement = {},
+                                                  UniqueFd* proxy_channel = nullptr);
+  // The same with a shim already started and waiting (ShimPool): it is told `session_dir` and
+  // moves itself into the placement's cgroup before it spawns the command.
+  static Result<std::shared_ptr<ShimLink>> launch(boost::asio::io_context& io, StartedShim shim,
                                                   const std::string& session_dir, const posix::SpawnRequest& request,
                                                   size_t attach_window_bytes, const ShimPlacement& placement = {},
                                                   UniqueFd* proxy_channel = nullptr);

@@ -102,7 +102,8 @@ Result<pid_t> decode_pid(std::string_view payload) {
   return static_cast<pid_t>(v);
 }
 
-std::string spawn_request_json(const posix::SpawnRequest& r, size_t attach_window_bytes, bool sandboxed, bool relays_proxy) {
+std::string spawn_request_json(const posix::SpawnRequest& r, size_t attach_window_bytes, bool sandboxed, bool relays_proxy,
+                               std::string_view session_dir, size_t shim_join_fd_count) {
   json j;
   j["executable"] = r.executable;
   j["argv"] = r.argv;
@@ -128,6 +129,8 @@ std::string spawn_request_json(const posix::SpawnRequest& r, size_t attach_windo
   j["attach_window_bytes"] = attach_window_bytes;
   if (relays_proxy) j["proxy_relay"] = true;
   j["sandboxed"] = sandboxed;
+  if (!session_dir.empty()) j["session_dir"] = std::string(session_dir);
+  if (shim_join_fd_count > 0) j["shim_join_fds"] = shim_join_fd_count;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -162,6 +165,8 @@ Result<DecodedSpawn> parse_spawn_request(std::string_view text) {
     out.relays_proxy = get_or(j, "proxy_relay", false);
     out.attach_window_bytes = get_or<size_t>(j, "attach_window_bytes", 1024 * 1024);
     out.sandboxed = get_or(j, "sandboxed", false);
+    out.session_dir = get_or<std::string>(j, "session_dir", "");
+    out.shim_join_fd_count = get_or<size_t>(j, "shim_join_fds", 0);
     if (r.argv.empty() || r.executable.empty()) return InvalidArgument("spawn request without a command");
     return out;
   } catch (const std::exception& e) {

@@ -104,12 +104,17 @@ Result<pid_t> decode_pid(std::string_view payload);
 // sandbox's proxy channel and the first daemon's relay end travel in kSpawnFds, in that order;
 // `has_pass_fd` says whether the first one is pass_fd). `sandboxed`: the command runs in a
 // sandbox, so the shim takes no_new_privs too (absent in an older daemon's request: not sandboxed).
+// `session_dir` and `shim_join_fd_count` are for a shim started ahead (no SESSION_DIR argument):
+// where it listens, and how many cgroup.procs files (after the proxy's two) it moves itself into.
 std::string spawn_request_json(const posix::SpawnRequest& request, size_t attach_window_bytes, bool sandboxed,
-                               bool relays_proxy = false);
+                               bool relays_proxy = false, std::string_view session_dir = {},
+                               size_t shim_join_fd_count = 0);
 struct DecodedSpawn {
   posix::SpawnRequest request;  // pass_fd and join_fds unset
   bool has_pass_fd = false;
   size_t join_fd_count = 0;
+  std::string session_dir;        // empty: the shim's argument names it
+  size_t shim_join_fd_count = 0;  // the shim's own cgroup.procs files, last
   bool relays_proxy = false;  // two more descriptors: the proxy channel, the relay end
   size_t attach_window_bytes = 1024 * 1024;
   bool sandboxed = false;

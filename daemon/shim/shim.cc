@@ -25,6 +25,7 @@
 #include "daemon/exec/output_ring.h"
 #include "daemon/exec/shim_protocol.h"
 #include "platform/posix/fd_passing.h"
+#include "platform/posix/fd_util.h"
 #include "platform/posix/pty.h"
 #include "platform/posix/spawn.h"
 
@@ -51,9 +52,7 @@ bool harden_and_detach(int control_fd) {
   for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
   if (null > 2) ::close(null);
   ::setsid();
-  for (int fd = 3; fd < 1024; ++fd) {
-    if (fd != control_fd) ::close(fd);
-  }
+  posix::close_descriptors_from(3, control_fd);
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
   ::signal(SIGINT, SIG_IGN);
@@ -71,6 +70,17 @@ Status take_no_new_privs(const proto::DecodedSpawn& spawn) {
     return Status::Ok();
   }
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return ErrnoStatus("PR_SET_NO_NEW_PRIVS", errno);
+  return Status::Ok();
+}
+
+// Moves this (single-threaded) process into the cgroup whose cgroup.procs `fd` is: "0" is the
+// writer itself.
+Status join_cgroup(int fd) {
+  ssize_t n;
+  do {
+    n = ::write(fd, "0", 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) return ErrnoStatus("write cgroup.procs", errno);
   return Status::Ok();
 }
 
@@ -102,13 +112,13 @@ Result<Received> receive_spawn(int control_fd) {
   if (fds.payload.empty() || fds.payload[0] != static_cast<char>(Type::kSpawnFds)) {
     return InvalidArgument("expected the spawn descriptors first");
   }
-  std::string buffer(proto::kMaxSpawnMessage, '\0');
-  ssize_t n = ::recv(control_fd, buffer.data(), buffer.size(), 0);
-  if (n <= 0) return InvalidArgument("no spawn request");
-  buffer.resize(static_cast<size_t>(n));
+  Result<std::string> message = posix::receive_message(control_fd, proto::kMaxSpawnMessage);
+  if (!message.ok()) return InvalidArgument("no spawn request: " + message.status().message());
+  const std::string& buffer = *message;
   if (buffer[0] != static_cast<char>(Type::kSpawn)) return InvalidArgument("expected a spawn request");
   CODEXD_ASSIGN_OR_RETURN(proto::DecodedSpawn spawn, proto::parse_spawn_request(std::string_view(buffer).substr(1)));
-  if (fds.fds.size() != spawn.join_fd_count + (spawn.has_pass_fd ? 1 : 0) + (spawn.relays_proxy ? 2 : 0)) {
+  if (fds.fds.size() !=
+      spawn.join_fd_count + (spawn.has_pass_fd ? 1 : 0) + (spawn.relays_proxy ? 2 : 0) + spawn.shim_join_fd_count) {
     return InvalidArgument("spawn request and descriptors do not match");
   }
   return Received{std::move(spawn), std::move(fds.fds)};
@@ -490,9 +500,10 @@ int run_shim(const ShimOptions& options) {
     ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
     return 7;
   }
-  UniqueFd listener = listen_in(options.session_dir);
-  if (!listener) {
-    std::string message = proto::encode(Type::kSpawnFailed, "cannot listen in " + options.session_dir);
+  // Started ahead of its session (ShimPool), the shim learns its directory only now.
+  const std::string session_dir = options.session_dir.empty() ? received->spawn.session_dir : options.session_dir;
+  if (session_dir.empty() || session_dir[0] != '/') {
+    std::string message = proto::encode(Type::kSpawnFailed, "no absolute session directory");
     ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
     return 5;
   }
@@ -506,6 +517,21 @@ int run_shim(const ShimOptions& options) {
     proxy_channel = std::move(received->fds[next++]);
     relay = std::move(received->fds[next++]);
   }
+  // Its place in the session's cgroup, before the command exists and before the ring is
+  // allocated, so what the shim holds for the session counts there.
+  for (size_t i = 0; i < received->spawn.shim_join_fd_count; ++i) {
+    if (Status joined = join_cgroup(received->fds[next++].get()); !joined.ok()) {
+      std::string message = proto::encode(Type::kSpawnFailed, "the shim cannot join its cgroup: " + joined.message());
+      ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
+      return 8;
+    }
+  }
+  UniqueFd listener = listen_in(session_dir);
+  if (!listener) {
+    std::string message = proto::encode(Type::kSpawnFailed, "cannot listen in " + session_dir);
+    ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
+    return 5;
+  }
   // The command dies with its keeper: nobody else could reap it or hold its output.
   request.parent_death_signal = SIGKILL;
   const bool input_open = request.stdio == posix::StdioMode::kPty || request.stdin_pipe;
@@ -514,12 +540,12 @@ int run_shim(const ShimOptions& options) {
   if (!spawned.ok()) {
     std::string message = proto::encode(Type::kSpawnFailed, spawned.status().message());
     ::send(control.get(), message.data(), message.size(), MSG_NOSIGNAL);
-    ::unlink((options.session_dir + "/" + kSocketName).c_str());
+    ::unlink((session_dir + "/" + kSocketName).c_str());
     return 6;
   }
   asio::io_context io(1);
   const bool pty = request.stdio == posix::StdioMode::kPty;
-  Keeper keeper(io, options.session_dir, std::move(*spawned), received->spawn.attach_window_bytes, input_open, pty);
+  Keeper keeper(io, session_dir, std::move(*spawned), received->spawn.attach_window_bytes, input_open, pty);
   keeper.start(std::move(control), std::move(listener), std::move(proxy_channel), std::move(relay));
   io.run();
   return 0;

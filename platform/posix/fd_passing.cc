@@ -93,4 +93,26 @@ Result<ReceivedFds> receive_fds(int socket) {
   return received;
 }
 
+Result<std::string> receive_message(int socket, size_t max_bytes) {
+  ssize_t size;
+  do {
+    size = ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+  } while (size < 0 && errno == EINTR);
+  if (size < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("recv: nothing to read yet");
+  if (size < 0) return ErrnoStatus("recv", errno);
+  if (size == 0) return NotFound("the peer closed the channel");
+  if (static_cast<size_t>(size) > max_bytes) {
+    return InvalidArgument("a message of " + std::to_string(size) + " bytes; at most " + std::to_string(max_bytes) + " expected");
+  }
+  std::string buffer(static_cast<size_t>(size), '\0');
+  ssize_t n;
+  do {
+    n = ::recv(socket, buffer.data(), buffer.size(), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return ErrnoStatus("recv", errno);
+  if (n == 0) return NotFound("the peer closed the channel");
+  buffer.resize(static_cast<size_t>(n));
+  return buffer;
+}
+
 }  // namespace codexd::posix

@@ -12,8 +12,9 @@
 
 namespace codexd::posix {
 
-// The most descriptors one message may carry.
-inline constexpr size_t kMaxPassedFds = 8;
+// The most descriptors one message may carry (a session's spawn: its output, the cgroup.procs
+// files of the command and of its shim in every hierarchy, the proxy channel and its relay).
+inline constexpr size_t kMaxPassedFds = 16;
 
 // A SOCK_SEQPACKET socketpair, both ends close-on-exec: one message per sendmsg, so a
 // payload and its descriptors always arrive together.
@@ -35,5 +36,12 @@ struct ReceivedFds {
 // at end of stream (the peer closed without sending); kInvalidArgument when the message or
 // its descriptors were truncated (they are closed, never leaked).
 Result<ReceivedFds> receive_fds(int socket);
+
+// Receives one whole message of a SOCK_SEQPACKET (or datagram) socket into a buffer of its own
+// size: the length is peeked first (MSG_PEEK | MSG_TRUNC), so a 2 KiB message costs 2 KiB, not
+// a zeroed buffer of `max_bytes` (a 4 MiB one is about a thousand page faults). kUnavailable on
+// EAGAIN, kNotFound at end of stream, kInvalidArgument when the message exceeds `max_bytes`
+// (it is then left unread).
+Result<std::string> receive_message(int socket, size_t max_bytes);
 
 }  // namespace codexd::posix

@@ -1,6 +1,7 @@
 #include "platform/posix/fd_util.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -52,6 +53,29 @@ Status write_all(int fd, std::string_view data) {
     data.remove_prefix(static_cast<size_t>(n));
   }
   return Status::Ok();
+}
+
+namespace {
+
+void close_range_or_each(unsigned first, unsigned last) {
+  if (first > last) return;
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, first, last, 0U) == 0) return;
+#endif
+  const long open_max = ::sysconf(_SC_OPEN_MAX);
+  const unsigned limit = open_max > 0 ? static_cast<unsigned>(open_max) : 1024U;
+  for (unsigned fd = first; fd <= last && fd < limit; ++fd) ::close(static_cast<int>(fd));
+}
+
+}  // namespace
+
+void close_descriptors_from(int first, int keep) {
+  if (keep < first) {
+    close_range_or_each(static_cast<unsigned>(first), ~0U);
+    return;
+  }
+  if (keep > first) close_range_or_each(static_cast<unsigned>(first), static_cast<unsigned>(keep - 1));
+  close_range_or_each(static_cast<unsigned>(keep + 1), ~0U);
 }
 
 }  // namespace codexd::posix

@@ -21,6 +21,11 @@ Result<PipePair> make_pipe();
 // Duplicates with F_DUPFD_CLOEXEC.
 Result<UniqueFd> dup_cloexec(int fd);
 
+// Closes every descriptor numbered `first` or higher except `keep` (-1: none), with
+// close_range(2) where the kernel has it (one call, whatever the fd limit), else one by one up
+// to the soft RLIMIT_NOFILE.
+void close_descriptors_from(int first, int keep = -1);
+
 // Writes all of `data`, retrying on EINTR/partial writes (blocking fds only).
 Status write_all(int fd, std::string_view data);
 
