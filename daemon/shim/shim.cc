@@ -183,6 +183,7 @@ class Keeper {
     relay_.reset();  // nobody reads it any more
     connected_ = false;
     outbox_.clear();
+    after_output_.clear();
     writing_ = false;
     read_output();  // no daemon to wait for: keep reading, the ring bounds what is kept
   }
@@ -264,14 +265,20 @@ class Keeper {
     send(proto::encode(Type::kState, proto::state_json(state)));
     sent_ = ring_.begin_offset();
     flush_ring();
-    if (output_closed_) send(proto::encode(Type::kOutputClosed));
-    if (exit_) send(proto::encode_exit(*exit_));
+    if (output_closed_) send_after_output(proto::encode(Type::kOutputClosed));
+    if (exit_) send_after_output(proto::encode_exit(*exit_));
   }
 
   void send(std::string message) {
     if (!connected_ || awaiting_hello_ || write_failed_) return;
     outbox_.push_back(std::move(message));
     pump();
+  }
+
+  void send_after_output(std::string message) {
+    if (!connected_ || awaiting_hello_ || write_failed_) return;
+    after_output_.push_back(std::move(message));
+    flush_ring();
   }
 
   void pump() {
@@ -284,6 +291,7 @@ class Keeper {
         // still queued for reading: disconnecting here would discard it and leave the command
         // running for a daemon that said it was done. The read side sees the end and disconnects.
         outbox_.clear();
+        after_output_.clear();
         if (ec != asio::error::operation_aborted) write_failed_ = true;
         return;
       }
@@ -305,6 +313,12 @@ class Keeper {
       std::string chunk = ring_.read(sent_, proto::kMaxChunk);
       outbox_.push_back(proto::encode_offset_data(Type::kOutput, sent_, chunk));
       sent_ += chunk.size();
+    }
+    if (sent_ == ring_.end_offset()) {
+      while (!after_output_.empty()) {
+        outbox_.push_back(std::move(after_output_.front()));
+        after_output_.pop_front();
+      }
     }
     pump();
   }
@@ -380,8 +394,7 @@ class Keeper {
       if (ec) {
         if (ec == asio::error::operation_aborted) return;
         output_closed_ = true;  // EOF on a pipe, EIO on a PTY master
-        flush_ring();
-        send(proto::encode(Type::kOutputClosed));
+        send_after_output(proto::encode(Type::kOutputClosed));
         return;
       }
       read_output();
@@ -426,7 +439,7 @@ class Keeper {
       input_.close(ignored);
       inbox_.clear();
       drop_proxy_ports();
-      send(proto::encode_exit(*exit_));
+      send_after_output(proto::encode_exit(*exit_));
     });
   }
 
@@ -468,6 +481,9 @@ class Keeper {
   std::vector<char> read_buffer_;
   std::array<char, proto::kMaxMessage> control_buffer_{};
   std::deque<std::string> outbox_;
+  // "Output closed" and the exit: they follow every byte of output, so they wait here until the
+  // ring has been sent (else a lossless Attach would see the exit before the last bytes).
+  std::deque<std::string> after_output_;
   std::deque<std::string> inbox_;
   bool connected_ = false;
   bool awaiting_hello_ = false;

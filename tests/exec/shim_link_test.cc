@@ -14,7 +14,9 @@
 #include <sys/un.h>
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "daemon/exec/shim_link.h"
@@ -66,7 +68,8 @@ struct HandDrivenShim {
   pid_t command = -1;
 };
 
-Result<HandDrivenShim> start_by_hand(const std::string& session_dir, const std::string& script) {
+Result<HandDrivenShim> start_by_hand(const std::string& session_dir, const std::string& script,
+                                     size_t attach_window_bytes = 64 * 1024) {
   CODEXD_ASSIGN_OR_RETURN(posix::SocketPair pair, posix::make_seqpacket_pair());
   posix::SpawnRequest shim_request;
   shim_request.executable = CODEXD_TEST_BIN_DIR "/codexd-shim";
@@ -78,7 +81,7 @@ Result<HandDrivenShim> start_by_hand(const std::string& session_dir, const std::
   CODEXD_ASSIGN_OR_RETURN(out.shim, posix::spawn_process(shim_request));
   pair.second.reset();
   CODEXD_RETURN_IF_ERROR(posix::send_fds(pair.first.get(), shim::encode(shim::Type::kSpawnFds), {}));
-  const std::string spawn = shim::encode(shim::Type::kSpawn, shim::spawn_request_json(testing_util::shell_spawn_request(script), 64 * 1024, false));
+  const std::string spawn = shim::encode(shim::Type::kSpawn, shim::spawn_request_json(testing_util::shell_spawn_request(script), attach_window_bytes, false));
   if (::send(pair.first.get(), spawn.data(), spawn.size(), MSG_NOSIGNAL) < 0) return ErrnoStatus("send", errno);
   std::string reply(shim::kMaxMessage, '\0');
   const ssize_t n = ::recv(pair.first.get(), reply.data(), reply.size(), 0);
@@ -107,6 +110,55 @@ TEST_F(ShimLinkTest, AReleaseFollowedByACloseWithOutputUnreadStillEndsTheShim) {
   EXPECT_TRUE(ended) << "the shim missed the release and waits for another daemon";
   if (!ended) signal_pidfd(shim_pidfd, SIGKILL);  // its command dies with it (parent-death signal)
   EXPECT_NE(::kill(shim->command, 0), 0) << "its command outlived it";
+}
+
+char process_state(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  const size_t paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size() ? 0 : line[paren + 2];
+}
+
+// "Output closed" and the exit follow the last byte of output. They once went into the shim's
+// outbox as soon as they happened, ahead of output still in its ring whenever the daemon had
+// not been reading (a lossless Attach holding it back): a watcher then got the exit early.
+TEST_F(ShimLinkTest, OutputClosedAndTheExitComeAfterTheLastByte) {
+  const std::string session_dir = dir_.sub("3");
+  ASSERT_EQ(::mkdir(session_dir.c_str(), 0700), 0);
+  constexpr uint64_t kBytes = 1'000'000;  // more than the socket holds, less than that and the 1 MiB ring
+  auto shim = start_by_hand(session_dir, "exec head -c " + std::to_string(kBytes) + " /dev/zero", 1024 * 1024);
+  ASSERT_TRUE(shim.ok()) << shim.status().message();
+  // Nothing read until the command has written everything and ended (a zombie until kReap).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kHangGuardMs);
+  while (process_state(shim->command) != 'Z' && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(process_state(shim->command), 'Z') << "the command could not write all of its output";
+  uint64_t received = 0;
+  std::optional<uint64_t> at_closed, at_exit;
+  std::string message(shim::kMaxMessage, '\0');
+  while (!at_exit || !at_closed) {
+    ASSERT_TRUE(readable_within(shim->daemon_end.get(), kHangGuardMs)) << "the shim went quiet at " << received;
+    const ssize_t n = ::recv(shim->daemon_end.get(), message.data(), message.size(), 0);
+    ASSERT_GT(n, 0);
+    const std::string_view m(message.data(), static_cast<size_t>(n));
+    if (m[0] == static_cast<char>(shim::Type::kOutput)) {
+      auto chunk = shim::decode_offset_data(m.substr(1));
+      ASSERT_TRUE(chunk.ok());
+      EXPECT_EQ(chunk->first, received) << "output after the exit or out of order";
+      received = chunk->first + chunk->second.size();
+    } else if (m[0] == static_cast<char>(shim::Type::kOutputClosed)) {
+      at_closed = received;
+    } else if (m[0] == static_cast<char>(shim::Type::kExited)) {
+      at_exit = received;
+    }
+  }
+  EXPECT_EQ(*at_closed, kBytes) << "\"output closed\" overtook output";
+  EXPECT_EQ(*at_exit, kBytes) << "the exit overtook output";
+  const std::string release = shim::encode(shim::Type::kRelease);
+  ::send(shim->daemon_end.get(), release.data(), release.size(), MSG_NOSIGNAL);
+  EXPECT_TRUE(readable_within(shim->shim.pidfd.get(), kHangGuardMs)) << "released, the shim did not end";
 }
 
 TEST(ShimProtocol, TheSpawnRequestSaysWhetherTheShimRelaysTheProxy) {

@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "tests/integration/daemon_fixture.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
@@ -251,6 +254,43 @@ TEST_F(AttachTest, ALosslessWatcherHoldsTheCommandBackWhileALossyOneSkipsAhead) 
   ASSERT_TRUE(lossless.exit().has_value());
   EXPECT_EQ(lossless.exit()->exit_code(), 0);
   EXPECT_EQ(lossless.exit()->final_offset(), expected.size());
+}
+
+// End to end: a lossless watcher that read nothing while the command wrote and ended gets every
+// byte, then the exit. (The shim once queued "output closed" and the exit ahead of output still
+// in its ring; whether a watcher then saw the exit early depended on timing, so the order itself
+// is checked deterministically in ShimLinkTest.OutputClosedAndTheExitComeAfterTheLastByte.)
+// 1.7 MB fits in the daemon's window (1 MiB), the socket and the shim's ring (1 MiB), so the
+// command ends while nothing has been read.
+TEST_F(AttachTest, OutputStillOnItsWayReachesALosslessWatcherBeforeTheExit) {
+  constexpr uint64_t kBytes = 1'700'000;
+  Fifo go(daemon_.workspace(), "go"), fin(daemon_.workspace(), "fin");
+  auto call = exec_command(*stub_, argv_request(daemon_, {"/bin/sh", "-c",
+                                                          "printf R; read a < go; head -c " + std::to_string(kBytes) +
+                                                              " /dev/zero; echo x > fin"},
+                                                250));
+  ASSERT_TRUE(call.status.ok() && call.result.has_session_id()) << describe(call.status);
+  pid_t leader = 0;
+  for (const auto& s : list_sessions(*stub_)) {
+    if (s.session_id() == call.result.session_id()) leader = s.pid();
+  }
+  ASSERT_GT(leader, 0);
+  Watcher watcher(*stub_, call.result.session_id(), 0, true);
+  watcher.read_data(1);
+  go.write("x\n");
+  ASSERT_EQ(fin.read_all(), "x\n");  // all of it written, nothing of it read
+  // The command has ended (its leader stays a zombie until the daemon reaps it).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (process_state(leader) != 'Z' && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(process_state(leader), 'Z');
+  auto st = watcher.read_to_end();
+  EXPECT_TRUE(st.ok()) << describe(st);
+  EXPECT_TRUE(watcher.gaps().empty());
+  EXPECT_EQ(watcher.data().size(), kBytes + 1);
+  ASSERT_TRUE(watcher.exit().has_value());
+  EXPECT_EQ(watcher.exit()->final_offset(), kBytes + 1);
 }
 
 }  // namespace
