@@ -8,6 +8,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "policies/literal_rules.h"
 #include "policies/rule_builtins.h"
 #include "policies/shlex.h"
 #include "policies/starlark/module.h"
@@ -114,11 +115,14 @@ struct Loader {
   void add_file(const std::string& path, std::string text) {
     auto source = std::make_shared<starlark::SourceFile>(path, starlark::drop_carriage_returns(std::move(text)));
     FileDeclarations decl;
-    starlark::EvalResult result = starlark::eval_module(source, make_rule_builtins(&decl));
-    if (!result.ok) {
-      errors.push_back(make_error(path, "failed to parse policy at", result.error.located_message(),
-                                  result.error.codex_report()));
-      return;
+    if (!read_literal_rules(source, &decl)) {
+      decl = FileDeclarations{};  // declined part-way: the evaluator starts over
+      starlark::EvalResult result = starlark::eval_module(source, make_rule_builtins(&decl));
+      if (!result.ok) {
+        errors.push_back(make_error(path, "failed to parse policy at", result.error.located_message(),
+                                    result.error.codex_report()));
+        return;
+      }
     }
     HostMap merged = hosts;
     for (auto& [name, paths] : decl.host_executables) merged[name] = paths;

@@ -85,7 +85,7 @@ std::vector<PatternToken> parse_pattern(const Value& pattern) {
 // The rule builtins take every parameter by position or by name.
 constexpr auto kEither = starlark::Pass::kEither;
 
-Value prefix_rule(FileDeclarations* out, Evaluator& ev, CallArgs& args) {
+Value prefix_rule(FileDeclarations* out, const std::string& call_location, CallArgs& args) {
   auto a = starlark::bind_args("prefix_rule", args,
                                {{"pattern", true, kEither}, {"decision", false, kEither}, {"match", false, kEither},
                                 {"not_match", false, kEither}, {"justification", false, kEither},
@@ -112,7 +112,7 @@ Value prefix_rule(FileDeclarations* out, Evaluator& ev, CallArgs& args) {
   PrefixRuleCall call;
   call.match_examples = parse_examples(a[2]);
   call.not_match_examples = parse_examples(a[3]);
-  call.location = ev.current_call_location();
+  call.location = call_location;
   bool canonical = a[5] && a[5]->as_bool();
   // Only the first position expands into one rule per alternative (duplicates kept).
   for (const std::string& first : pattern[0].alternatives) {
@@ -133,7 +133,7 @@ bool is_bare_name(const std::string& name) {
   return name != "." && name != ".." && name.find('/') == std::string::npos;
 }
 
-Value host_executable(FileDeclarations* out, Evaluator&, CallArgs& args) {
+Value host_executable(FileDeclarations* out, CallArgs& args) {
   auto a = starlark::bind_args("host_executable", args, {{"name", true, kEither}, {"paths", true, kEither}});
   require_type(a[0], "name", Type::kString, "str");
   require_type(a[1], "paths", Type::kList, "list");
@@ -156,7 +156,7 @@ Value host_executable(FileDeclarations* out, Evaluator&, CallArgs& args) {
   return Value::none();
 }
 
-Value network_rule(FileDeclarations* out, Evaluator&, CallArgs& args) {
+Value network_rule(FileDeclarations* out, CallArgs& args) {
   auto a = starlark::bind_args("network_rule", args, {{"host", true, kEither}, {"protocol", true, kEither}, {"decision", true, kEither},
                                                       {"justification", false, kEither}});
   require_type(a[0], "host", Type::kString, "str");
@@ -247,10 +247,28 @@ bool normalize_network_host(const std::string& raw, std::string* host, std::stri
 
 std::vector<starlark::Builtin> make_rule_builtins(FileDeclarations* out) {
   return {
-      {"prefix_rule", [out](Evaluator& ev, CallArgs& args) { return prefix_rule(out, ev, args); }},
-      {"host_executable", [out](Evaluator& ev, CallArgs& args) { return host_executable(out, ev, args); }},
-      {"network_rule", [out](Evaluator& ev, CallArgs& args) { return network_rule(out, ev, args); }},
+      {"prefix_rule", [out](Evaluator& ev, CallArgs& args) { return prefix_rule(out, ev.current_call_location(), args); }},
+      {"host_executable", [out](Evaluator&, CallArgs& args) { return host_executable(out, args); }},
+      {"network_rule", [out](Evaluator&, CallArgs& args) { return network_rule(out, args); }},
   };
+}
+
+}  // namespace codexd::policy
+
+namespace codexd::policy {
+
+bool call_rule_builtin(std::string_view name, const std::string& call_location, starlark::CallArgs& args,
+                       FileDeclarations* out) {
+  if (name == "prefix_rule") {
+    prefix_rule(out, call_location, args);
+  } else if (name == "host_executable") {
+    host_executable(out, args);
+  } else if (name == "network_rule") {
+    network_rule(out, args);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace codexd::policy

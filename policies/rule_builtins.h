@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct FileDeclarations {
 
 // Builtins that append to *out. `out` must outlive the evaluation.
 std::vector<starlark::Builtin> make_rule_builtins(FileDeclarations* out);
+
+// Calls the policy builtin `name` outside an evaluation (the literal-rules fast path, which
+// has no Evaluator): the same validation and records as a call from a rules file. Returns
+// false when `name` is not a policy builtin; throws starlark::NativeError as the builtin does.
+bool call_rule_builtin(std::string_view name, const std::string& call_location, starlark::CallArgs& args,
+                       FileDeclarations* out);
 
 // Exposed for tests: network_rule host normalization ("invalid rule: ..." errors as nullopt + message).
 bool normalize_network_host(const std::string& raw, std::string* host, std::string* error);

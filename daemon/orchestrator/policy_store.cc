@@ -1,6 +1,10 @@
 #include "daemon/orchestrator/policy_store.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
+
+#include <chrono>
+#include <utility>
 
 #include "daemon/config/config.h"
 #include "policies/loader.h"
@@ -58,6 +62,15 @@ std::vector<std::string> root_only_files(const std::vector<std::string>& directo
 
 ReloadResult PolicyStore::reload() {
   std::lock_guard reload_lock(reload_mutex_);
+  const auto started = std::chrono::steady_clock::now();
+  ReloadResult result = reload_files();
+  const auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
+  spdlog::info("policy: reload {} in {:.1f} ms ({} rules)", result.ok ? "done" : "failed", elapsed.count(),
+               state().rule_count);
+  return result;
+}
+
+ReloadResult PolicyStore::reload_files() {
   ReloadResult result;
   std::vector<std::string> list_errors;
   std::vector<std::string> files = rules_files(&list_errors);
@@ -79,6 +92,7 @@ ReloadResult PolicyStore::reload() {
   }
   result.errors.insert(result.errors.end(), list_errors.begin(), list_errors.end());
 
+  std::shared_ptr<const policy::Policy> previous;  // freed after the lock is released, not under it
   std::lock_guard lock(mutex_);
   state_.last_attempt = std::chrono::system_clock::now();
   if (!result.errors.empty() || !loaded.policy) {
@@ -89,7 +103,7 @@ ReloadResult PolicyStore::reload() {
     state_.files = file_states;
     return result;
   }
-  state_.policy = loaded.policy;
+  previous = std::exchange(state_.policy, loaded.policy);
   state_.files = file_states;
   state_.rule_count = loaded.policy->rule_count();
   state_.loaded_at = state_.last_attempt;

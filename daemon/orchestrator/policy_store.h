@@ -47,6 +47,7 @@ class PolicyStore {
   std::vector<std::string> rules_files(std::vector<std::string>* errors) const;
 
  private:
+  ReloadResult reload_files();
   std::string default_rules_;
   std::vector<std::string> directories_;
   bool root_only_ = false;
