@@ -46,9 +46,7 @@ std::optional<int> maybe_policy_check(std::vector<std::string> args, ClientOptio
   return run_daemon_policy_check(options, check.command, check.pretty, check.resolve_host_executables);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   ClientOptions options = options_from_env();
   if (auto code = maybe_policy_check({argv + 1, argv + argc}, options)) return *code;
 
@@ -202,3 +200,7 @@ int main(int argc, char** argv) {
   }
   return result;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { exit_process(run(argc, argv)); }

@@ -43,4 +43,8 @@ grpc::Status call_unary(const ClientOptions& options,
 // Prints "codexctl: <message>" (with a hint when the daemon is unreachable); returns kExitRpcError.
 int report_rpc_error(const grpc::Status& status, const ClientOptions& options);
 
+// Ends codexctl with `code` once stdout and stderr are flushed and the terminal restored,
+// without gRPC's teardown (connection.cc says why). Every exit of codexctl goes through here.
+[[noreturn]] void exit_process(int code);
+
 }  // namespace codexd::client
