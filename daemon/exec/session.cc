@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
 #include "base/utf8.h"
@@ -20,6 +21,11 @@ constexpr auto kPostExitCollectCap = std::chrono::milliseconds(50);
 // ...and the stream keeps reading 100 ms of trailing output before it is considered drained.
 constexpr auto kTrailingOutputGrace = std::chrono::milliseconds(100);
 constexpr size_t kReadChunk = 64 * 1024;
+// A Poll answers once the output has paused this long (or kBurstCap after its first byte): a
+// command that writes 1 MiB at once reaches us in pipe-sized pieces, and one Poll should
+// return all of them, not the first piece.
+constexpr auto kBurstQuiet = std::chrono::milliseconds(5);
+constexpr auto kBurstCap = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -169,7 +175,7 @@ void Session::on_shim_output(uint64_t offset, std::string_view data) {
     ring_.append(data.substr(0, static_cast<size_t>(seen)));
     data.remove_prefix(static_cast<size_t>(seen));
     if (data.empty()) {
-      fire_activity();
+      activity_soon();
       return;
     }
   }
@@ -214,8 +220,25 @@ void Session::on_read(const boost::system::error_code& ec, size_t n) {
 void Session::on_output(std::string_view data) {
   pending_.push(data);
   ring_.append(data);
+  last_output_at_ = Clock::now();
+  if (shim_) {
+    activity_soon();  // the link is reading more chunks now: wake waiters and watchers once
+    return;
+  }
   evaluate_waiters();
   fire_activity();
+}
+
+void Session::activity_soon() {
+  if (activity_posted_) return;
+  activity_posted_ = true;
+  asio::post(io_, [weak = weak_from_this()] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->activity_posted_ = false;
+    self->evaluate_waiters();
+    self->fire_activity();
+  });
 }
 
 void Session::on_output_closed() {
@@ -324,7 +347,7 @@ Session::WaitId Session::wait(WaitMode mode, Clock::time_point deadline, std::fu
   timer->async_wait([self = shared_from_this(), id](const boost::system::error_code& ec) {
     if (!ec) self->evaluate_waiters();
   });
-  waiters_.emplace(id, Waiter{mode, deadline, std::move(done), std::move(timer), reread});
+  waiters_.emplace(id, Waiter{mode, deadline, std::move(done), std::move(timer), reread, std::nullopt});
   evaluate_waiters();
   return id;
 }
@@ -339,22 +362,36 @@ void Session::evaluate_waiters() {
     if (!done && w.mode == WaitMode::kUntilActivity) {
       // A re-read has something as soon as the stream holds bytes at or after its offset (or
       // lost some of them: that is reported at once too).
-      done = w.reread ? ring_.end_offset() > w.reread->offset : !pending_.empty();
+      const bool has_output = w.reread ? ring_.end_offset() > w.reread->offset : !pending_.empty();
+      if (has_output) {
+        if (!w.output_seen_at) w.output_seen_at = now;
+        const auto settled = std::min({w.deadline, last_output_at_ + kBurstQuiet, *w.output_seen_at + kBurstCap});
+        if (now >= settled) {
+          done = true;
+        } else {
+          arm_waiter_timer(w, settled);
+        }
+      }
     }
     if (!done && exit_seen_at_) {
       auto cap = std::min(w.deadline, *exit_seen_at_ + kPostExitCollectCap);
       if (now >= cap) {
         done = true;
       } else if (w.timer->expiry() > cap) {
-        w.timer->expires_at(cap);
-        w.timer->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-          if (!ec) self->evaluate_waiters();
-        });
+        arm_waiter_timer(w, cap);
       }
     }
     if (done) ready.push_back(id);
   }
   for (WaitId id : ready) complete_waiter(id);
+}
+
+void Session::arm_waiter_timer(Waiter& waiter, Clock::time_point at) {
+  if (waiter.timer->expiry() == at) return;
+  waiter.timer->expires_at(at);
+  waiter.timer->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->evaluate_waiters();
+  });
 }
 
 void Session::complete_waiter(WaitId id) {
@@ -553,6 +590,13 @@ void Session::remove_watcher(WatcherId id) {
 }
 
 WatchStep Session::next_for_watcher(WatcherId id, size_t max_bytes) {
+  std::string data;
+  WatchStep step = next_for_watcher(id, max_bytes, data);
+  step.data = std::move(data);
+  return step;
+}
+
+WatchStep Session::next_for_watcher(WatcherId id, size_t max_bytes, std::string& data) {
   WatchStep step;
   auto it = watchers_.find(id);
   if (it == watchers_.end()) return step;
@@ -567,8 +611,8 @@ WatchStep Session::next_for_watcher(WatcherId id, size_t max_bytes) {
   if (w.offset < ring_.end_offset()) {
     step.kind = WatchStep::Kind::kData;
     step.offset = w.offset;
-    step.data = ring_.read(w.offset, max_bytes);
-    w.offset += step.data.size();
+    ring_.read_into(w.offset, max_bytes, data);
+    w.offset += data.size();
     if (w.lossless) read_more();
     return step;
   }
