@@ -24,8 +24,8 @@ BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 CODEXD=${CODEXD:-$BUILD_DIR/bin/codexd}
 CODEXCTL=$BUILD_DIR/bin/codexctl
 BENCH=$BUILD_DIR/bin/scale_bench
-for f in "$CODEXD" "$CODEXCTL" "$BENCH"; do
-  [[ -x $f ]] || { echo "missing $f (build the codexd, codexd-shim, codexctl and scale_bench targets)" >&2; exit 1; }
+for f in "$CODEXD" "$(dirname "$CODEXD")/codexd-shim" "$(dirname "$CODEXD")/codexd-sandbox-helper" "$CODEXCTL" "$BENCH"; do
+  [[ -x $f ]] || { echo "missing $f (build the codexd, codexd-shim, codexd-sandbox-helper, codexctl and scale_bench targets)" >&2; exit 1; }
 done
 
 TMP=$(mktemp -d /tmp/codexd-scale-bench-XXXXXX)
