@@ -295,15 +295,30 @@ void Session::exited(const ExitStatus& status) {
       self->kill_tree();  // stragglers die with the main process (docs/sandbox.md)
       self->trailing_timer_.expires_after(kTrailingOutputGrace);
       self->trailing_timer_.async_wait([self](const boost::system::error_code& ec2) {
-        if (ec2 || self->finished_) return;
-        if (self->reading_blocked_by_lossless_watcher()) return;  // a watcher is still catching up
-        // Someone outside the group (setsid) holds the pipe; stop listening.
-        self->on_output_closed();
+        if (!ec2) self->abandon_output_when_quiet();
       });
     });
   }
   evaluate_waiters();
   fire_activity();
+}
+
+// The command has exited and its group was killed, but the output has not closed.
+void Session::abandon_output_when_quiet() {
+  if (finished_) return;
+  if (reading_blocked_by_lossless_watcher()) return;  // a watcher is still catching up
+  const auto quiet_at = last_output_at_ + kTrailingOutputGrace;
+  if (shim_ && Clock::now() < quiet_at) {
+    // The shim is still forwarding what the command wrote before it ended (a lossless watcher
+    // held it back): nothing it sends is dropped while it flows.
+    trailing_timer_.expires_at(quiet_at);
+    trailing_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec) self->abandon_output_when_quiet();
+    });
+    return;
+  }
+  // Someone outside the group (setsid) holds the pipe; stop listening.
+  on_output_closed();
 }
 
 void Session::maybe_finish() {

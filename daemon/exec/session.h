@@ -200,6 +200,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void watch_exit();
   void on_exit_ready();
   void maybe_finish();
+  void abandon_output_when_quiet();
   void finish();
   void pump_input();
   void evaluate_waiters();
