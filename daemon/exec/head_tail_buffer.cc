@@ -1,6 +1,7 @@
 #include "daemon/exec/head_tail_buffer.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace codexd::exec {
 
@@ -17,23 +18,39 @@ void HeadTailBuffer::push(std::string_view chunk) {
     // The chunk alone fills the tail: keep only its last tail_budget bytes.
     omitted_ += tail_.size() + (chunk.size() - tail_budget_);
     tail_.assign(chunk.substr(chunk.size() - tail_budget_));
+    tail_begin_ = 0;
     return;
   }
-  tail_.append(chunk);
-  if (tail_.size() > tail_budget_) {
-    size_t excess = tail_.size() - tail_budget_;
-    omitted_ += excess;
-    tail_.erase(0, excess);
+  if (tail_.size() < tail_budget_) {  // still growing
+    const size_t take = std::min(tail_budget_ - tail_.size(), chunk.size());
+    if (tail_.capacity() < tail_.size() + take) {
+      tail_.reserve(std::min(tail_budget_, std::max(tail_.size() + take, 2 * tail_.capacity())));
+    }
+    tail_.append(chunk.substr(0, take));
+    chunk.remove_prefix(take);
   }
+  omitted_ += chunk.size();  // each byte left replaces the oldest one
+  while (!chunk.empty()) {
+    const size_t run = std::min(chunk.size(), tail_budget_ - tail_begin_);
+    std::memcpy(tail_.data() + tail_begin_, chunk.data(), run);
+    tail_begin_ = (tail_begin_ + run) % tail_budget_;
+    chunk.remove_prefix(run);
+  }
+}
+
+void HeadTailBuffer::append_tail(std::string& out) const {
+  out.append(tail_, tail_begin_, std::string::npos);
+  out.append(tail_, 0, tail_begin_);
 }
 
 std::string HeadTailBuffer::drain() {
   std::string out;
   out.reserve(head_.size() + tail_.size());
   out.append(head_);
-  out.append(tail_);
+  append_tail(out);
   head_.clear();
   tail_.clear();
+  tail_begin_ = 0;
   omitted_ = 0;
   return out;
 }
@@ -41,7 +58,7 @@ std::string HeadTailBuffer::drain() {
 std::string HeadTailBuffer::to_string_with_omission_marker() const {
   std::string out = head_;
   if (omitted_ > 0) out += "\n... " + std::to_string(omitted_) + " bytes omitted ...\n";
-  out += tail_;
+  append_tail(out);
   return out;
 }
 

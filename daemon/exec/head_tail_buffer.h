@@ -31,8 +31,14 @@ class HeadTailBuffer {
   size_t head_budget_;
   size_t tail_budget_;
   std::string head_;
-  std::string tail_;  // kept as one contiguous string; trimmed from the front when over budget
+  // The newest bytes. Grows to tail_budget_, then wraps: a new byte replaces the oldest at
+  // tail_begin_, so a full tail costs one copy per byte (trimming its front moved the whole
+  // tail for every chunk).
+  std::string tail_;
+  size_t tail_begin_ = 0;  // index of the oldest tail byte (0 until the tail is full)
   size_t omitted_ = 0;
+
+  void append_tail(std::string& out) const;
 };
 
 }  // namespace codexd::exec

@@ -60,19 +60,40 @@ void OutputRing::skip_to(uint64_t offset) {
 }
 
 std::string OutputRing::read(uint64_t offset, size_t max_bytes) const {
-  assert(offset >= begin_offset() && offset <= end_);
-  const size_t cap = capacity_;
-  size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - offset, max_bytes));
   std::string out;
+  read_into(offset, max_bytes, out);
+  return out;
+}
+
+void OutputRing::read_into(uint64_t offset, size_t max_bytes, std::string& out) const {
+  assert(offset >= begin_offset() && offset <= end_);
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - offset, max_bytes));
   out.resize(n);
+  copy_to(offset, n, out.data());
+}
+
+void OutputRing::copy_to(uint64_t offset, size_t n, char* dest) const {
+  assert(offset >= begin_offset() && offset + n <= end_);
+  const size_t cap = capacity_;
   size_t copied = 0;
   while (copied < n) {
     size_t slot = static_cast<size_t>((offset + copied) % cap);
     size_t run = std::min(n - copied, cap - slot);
-    std::memcpy(out.data() + copied, buffer_.data() + slot, run);
+    std::memcpy(dest + copied, buffer_.data() + slot, run);
     copied += run;
   }
-  return out;
+}
+
+void OutputRing::append_to(uint64_t offset, size_t n, std::string& out) const {
+  assert(offset >= begin_offset() && offset + n <= end_);
+  const size_t cap = capacity_;
+  size_t copied = 0;
+  while (copied < n) {
+    size_t slot = static_cast<size_t>((offset + copied) % cap);
+    size_t run = std::min(n - copied, cap - slot);
+    out.append(buffer_.data() + slot, run);
+    copied += run;
+  }
 }
 
 }  // namespace codexd::exec

@@ -29,6 +29,13 @@ class OutputRing {
 
   // Up to `max_bytes` starting at `offset` (which must be within [begin, end]).
   std::string read(uint64_t offset, size_t max_bytes) const;
+  // The same into `out` (replacing its contents, reusing its capacity): no allocation per read
+  // for a caller that keeps its buffer.
+  void read_into(uint64_t offset, size_t max_bytes, std::string& out) const;
+  // Exactly `n` bytes from `offset` (offset + n <= end_offset()) to `dest`.
+  void copy_to(uint64_t offset, size_t n, char* dest) const;
+  // Exactly `n` bytes from `offset` appended to `out`.
+  void append_to(uint64_t offset, size_t n, std::string& out) const;
 
  private:
   void grow_to_hold(size_t bytes);

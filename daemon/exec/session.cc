@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
 #include "base/utf8.h"
@@ -20,6 +21,11 @@ constexpr auto kPostExitCollectCap = std::chrono::milliseconds(50);
 // ...and the stream keeps reading 100 ms of trailing output before it is considered drained.
 constexpr auto kTrailingOutputGrace = std::chrono::milliseconds(100);
 constexpr size_t kReadChunk = 64 * 1024;
+// A Poll answers once the output has paused this long (or kBurstCap after its first byte): a
+// command that writes 1 MiB at once reaches us in pipe-sized pieces, and one Poll should
+// return all of them, not the first piece.
+constexpr auto kBurstQuiet = std::chrono::milliseconds(5);
+constexpr auto kBurstCap = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -169,7 +175,7 @@ void Session::on_shim_output(uint64_t offset, std::string_view data) {
     ring_.append(data.substr(0, static_cast<size_t>(seen)));
     data.remove_prefix(static_cast<size_t>(seen));
     if (data.empty()) {
-      fire_activity();
+      activity_soon();
       return;
     }
   }
@@ -214,8 +220,25 @@ void Session::on_read(const boost::system::error_code& ec, size_t n) {
 void Session::on_output(std::string_view data) {
   pending_.push(data);
   ring_.append(data);
+  last_output_at_ = Clock::now();
+  if (shim_) {
+    activity_soon();  // the link is reading more chunks now: wake waiters and watchers once
+    return;
+  }
   evaluate_waiters();
   fire_activity();
+}
+
+void Session::activity_soon() {
+  if (activity_posted_) return;
+  activity_posted_ = true;
+  asio::post(io_, [weak = weak_from_this()] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->activity_posted_ = false;
+    self->evaluate_waiters();
+    self->fire_activity();
+  });
 }
 
 void Session::on_output_closed() {
@@ -272,15 +295,30 @@ void Session::exited(const ExitStatus& status) {
       self->kill_tree();  // stragglers die with the main process (docs/sandbox.md)
       self->trailing_timer_.expires_after(kTrailingOutputGrace);
       self->trailing_timer_.async_wait([self](const boost::system::error_code& ec2) {
-        if (ec2 || self->finished_) return;
-        if (self->reading_blocked_by_lossless_watcher()) return;  // a watcher is still catching up
-        // Someone outside the group (setsid) holds the pipe; stop listening.
-        self->on_output_closed();
+        if (!ec2) self->abandon_output_when_quiet();
       });
     });
   }
   evaluate_waiters();
   fire_activity();
+}
+
+// The command has exited and its group was killed, but the output has not closed.
+void Session::abandon_output_when_quiet() {
+  if (finished_) return;
+  if (reading_blocked_by_lossless_watcher()) return;  // a watcher is still catching up
+  const auto quiet_at = last_output_at_ + kTrailingOutputGrace;
+  if (shim_ && Clock::now() < quiet_at) {
+    // The shim is still forwarding what the command wrote before it ended (a lossless watcher
+    // held it back): nothing it sends is dropped while it flows.
+    trailing_timer_.expires_at(quiet_at);
+    trailing_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec) self->abandon_output_when_quiet();
+    });
+    return;
+  }
+  // Someone outside the group (setsid) holds the pipe; stop listening.
+  on_output_closed();
 }
 
 void Session::maybe_finish() {
@@ -324,7 +362,7 @@ Session::WaitId Session::wait(WaitMode mode, Clock::time_point deadline, std::fu
   timer->async_wait([self = shared_from_this(), id](const boost::system::error_code& ec) {
     if (!ec) self->evaluate_waiters();
   });
-  waiters_.emplace(id, Waiter{mode, deadline, std::move(done), std::move(timer), reread});
+  waiters_.emplace(id, Waiter{mode, deadline, std::move(done), std::move(timer), reread, std::nullopt});
   evaluate_waiters();
   return id;
 }
@@ -339,22 +377,36 @@ void Session::evaluate_waiters() {
     if (!done && w.mode == WaitMode::kUntilActivity) {
       // A re-read has something as soon as the stream holds bytes at or after its offset (or
       // lost some of them: that is reported at once too).
-      done = w.reread ? ring_.end_offset() > w.reread->offset : !pending_.empty();
+      const bool has_output = w.reread ? ring_.end_offset() > w.reread->offset : !pending_.empty();
+      if (has_output) {
+        if (!w.output_seen_at) w.output_seen_at = now;
+        const auto settled = std::min({w.deadline, last_output_at_ + kBurstQuiet, *w.output_seen_at + kBurstCap});
+        if (now >= settled) {
+          done = true;
+        } else {
+          arm_waiter_timer(w, settled);
+        }
+      }
     }
     if (!done && exit_seen_at_) {
       auto cap = std::min(w.deadline, *exit_seen_at_ + kPostExitCollectCap);
       if (now >= cap) {
         done = true;
       } else if (w.timer->expiry() > cap) {
-        w.timer->expires_at(cap);
-        w.timer->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-          if (!ec) self->evaluate_waiters();
-        });
+        arm_waiter_timer(w, cap);
       }
     }
     if (done) ready.push_back(id);
   }
   for (WaitId id : ready) complete_waiter(id);
+}
+
+void Session::arm_waiter_timer(Waiter& waiter, Clock::time_point at) {
+  if (waiter.timer->expiry() == at) return;
+  waiter.timer->expires_at(at);
+  waiter.timer->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->evaluate_waiters();
+  });
 }
 
 void Session::complete_waiter(WaitId id) {
@@ -553,6 +605,13 @@ void Session::remove_watcher(WatcherId id) {
 }
 
 WatchStep Session::next_for_watcher(WatcherId id, size_t max_bytes) {
+  std::string data;
+  WatchStep step = next_for_watcher(id, max_bytes, data);
+  step.data = std::move(data);
+  return step;
+}
+
+WatchStep Session::next_for_watcher(WatcherId id, size_t max_bytes, std::string& data) {
   WatchStep step;
   auto it = watchers_.find(id);
   if (it == watchers_.end()) return step;
@@ -567,8 +626,8 @@ WatchStep Session::next_for_watcher(WatcherId id, size_t max_bytes) {
   if (w.offset < ring_.end_offset()) {
     step.kind = WatchStep::Kind::kData;
     step.offset = w.offset;
-    step.data = ring_.read(w.offset, max_bytes);
-    w.offset += step.data.size();
+    ring_.read_into(w.offset, max_bytes, data);
+    w.offset += data.size();
     if (w.lossless) read_more();
     return step;
   }

@@ -173,6 +173,9 @@ class Session : public std::enable_shared_from_this<Session> {
   WatcherId add_watcher(uint64_t start_offset, bool lossless);
   void remove_watcher(WatcherId id);
   WatchStep next_for_watcher(WatcherId id, size_t max_bytes);
+  // The same, but a kData step's bytes go to `data` (its capacity reused) and step.data stays
+  // empty: a streaming caller keeps one buffer instead of allocating one per message.
+  WatchStep next_for_watcher(WatcherId id, size_t max_bytes, std::string& data);
   uint64_t oldest_retained_offset() const { return ring_.begin_offset(); }
   // Keeps `resource` (e.g. the proxy ports of the sandbox) until the process has exited, with
   // whatever it holds already; an exited session drops it at once.
@@ -197,12 +200,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void watch_exit();
   void on_exit_ready();
   void maybe_finish();
+  void abandon_output_when_quiet();
   void finish();
   void pump_input();
   void evaluate_waiters();
   void complete_waiter(WaitId id);
   void collect_reread(const ReRead& reread, Collected& collected);
   void fire_activity();
+  void activity_soon();
   bool reading_blocked_by_lossless_watcher() const;
 
   struct Waiter {
@@ -211,11 +216,13 @@ class Session : public std::enable_shared_from_this<Session> {
     std::function<void(Collected)> done;
     std::unique_ptr<boost::asio::steady_timer> timer;
     std::optional<ReRead> reread;
+    std::optional<Clock::time_point> output_seen_at;  // kUntilActivity: when it first had bytes
   };
   struct Watcher {
     uint64_t offset;
     bool lossless;
   };
+  void arm_waiter_timer(Waiter& waiter, Clock::time_point at);
 
   boost::asio::io_context& io_;
   SessionMetadata metadata_;
@@ -258,6 +265,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::map<WatcherId, Watcher> watchers_;
   WatcherId next_watcher_id_ = 1;
   std::vector<std::function<void()>> activity_callbacks_;
+  bool activity_posted_ = false;  // shim output: one evaluation for all chunks read together
+  Clock::time_point last_output_at_{};
 
   std::deque<std::string> input_queue_;
   size_t input_queued_bytes_ = 0;

@@ -193,15 +193,32 @@ void ShimLink::read_next() {
   if (closed_ || reading_ || paused_) return;
   reading_ = true;
   socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
-    self->reading_ = false;
-    if (self->closed_) return;
-    if (ec || n == 0) {
-      self->lost(ec ? ec.message() : "connection closed");
+    if (self->closed_ || ec || n == 0) {
+      self->reading_ = false;
+      if (!self->closed_) self->lost(ec ? ec.message() : "connection closed");
       return;
     }
     self->on_message(std::string_view(self->buffer_.data(), n));
+    self->read_ready();  // still `reading_`: no second read starts and overtakes these
+    self->reading_ = false;
     self->read_next();
   });
+}
+
+// Messages already queued, in this turn: a shim streaming output has several waiting, and
+// one wake-up (and one evaluation of the session's waiters) for all of them is cheaper.
+void ShimLink::read_ready() {
+  constexpr int kMaxMessagesPerTurn = 32;
+  for (int i = 0; i < kMaxMessagesPerTurn && !closed_ && !paused_; ++i) {
+    const ssize_t n = ::recv(socket_.native_handle(), buffer_.data(), buffer_.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      on_message(std::string_view(buffer_.data(), static_cast<size_t>(n)));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return;  // nothing more now; the end or an error is reported by the next async read
+    }
+  }
 }
 
 void ShimLink::on_message(std::string_view message) {

@@ -87,6 +87,7 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   ShimLink(boost::asio::io_context& io, int fd, pid_t pid, UniqueFd shim_pidfd);
   static UniqueFd peer_pidfd(int fd);
   void read_next();
+  void read_ready();
   void on_message(std::string_view message);
   void send(std::string message);
   void pump();

@@ -58,8 +58,10 @@ void AttachReactor::start() {
 void AttachReactor::pump() {
   State& s = *state_;
   if (s.writing || s.finishing || !s.session) return;
-  exec::WatchStep step = s.session->next_for_watcher(s.watcher, kMaxChunkBytes);
-  s.message.Clear();
+  // The output event's bytes buffer is kept from message to message: its capacity is reused
+  // (gap and exit events, once each at most, switch the oneof away and back).
+  exec::WatchStep step =
+      s.session->next_for_watcher(s.watcher, kMaxChunkBytes, *s.message.mutable_output()->mutable_data());
   switch (step.kind) {
     case exec::WatchStep::Kind::kNothingYet: {
       if (s.waiting_for_activity) return;
@@ -79,7 +81,6 @@ void AttachReactor::pump() {
       break;
     case exec::WatchStep::Kind::kData:
       s.message.mutable_output()->set_offset(step.offset);
-      s.message.mutable_output()->set_data(std::move(step.data));
       break;
     case exec::WatchStep::Kind::kExit:
       s.message.mutable_exit()->set_exit_code(step.exit.exit_code);

@@ -310,9 +310,13 @@ class Keeper {
     if (!connected_ || awaiting_hello_ || write_failed_) return;
     if (sent_ < ring_.begin_offset()) sent_ = ring_.begin_offset();
     while (sent_ < ring_.end_offset() && outbox_.size() < 4) {
-      std::string chunk = ring_.read(sent_, proto::kMaxChunk);
-      outbox_.push_back(proto::encode_offset_data(Type::kOutput, sent_, chunk));
-      sent_ += chunk.size();
+      // The message straight from the ring: one copy.
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(ring_.end_offset() - sent_, proto::kMaxChunk));
+      std::string message = proto::encode_offset_data(Type::kOutput, sent_, std::string_view());
+      message.reserve(message.size() + n);
+      ring_.append_to(sent_, n, message);
+      outbox_.push_back(std::move(message));
+      sent_ += n;
     }
     if (sent_ == ring_.end_offset()) {
       while (!after_output_.empty()) {
@@ -389,6 +393,7 @@ class Keeper {
       reading_ = false;
       if (n > 0) {
         ring_.append(std::string_view(read_buffer_.data(), n));
+        read_ready_output(n);
         flush_ring();
       }
       if (ec) {
@@ -399,6 +404,20 @@ class Keeper {
       }
       read_output();
     });
+  }
+
+  // More output already there, read in this turn up to one full message: a PTY master hands
+  // out at most a few KiB per read, and a message (and a wake-up of the daemon) per read would
+  // cost more than the bytes. An error or the end is left to the next asynchronous read.
+  void read_ready_output(size_t already) {
+    for (int i = 0; i < 64 && already < proto::kMaxChunk; ++i) {
+      if (connected_ && ring_.end_offset() - sent_ + proto::kMaxChunk > ring_.capacity()) return;  // back-pressure
+      const ssize_t n = ::read(output_.native_handle(), read_buffer_.data(), proto::kMaxChunk - already);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      ring_.append(std::string_view(read_buffer_.data(), static_cast<size_t>(n)));
+      already += static_cast<size_t>(n);
+    }
   }
 
   void write_input(std::string data) {

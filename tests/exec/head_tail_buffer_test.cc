@@ -63,5 +63,29 @@ TEST(HeadTailBuffer, OneMebibyteDefault) {
   EXPECT_EQ(out.back(), 'L');
 }
 
+// The tail wraps in place; what comes out must be what a plain "keep the newest bytes" gives,
+// whatever the chunk sizes, also across drains.
+TEST(HeadTailBuffer, AWrappingTailMatchesTheNewestBytes) {
+  HeadTailBuffer b(64);
+  std::string stream;
+  size_t drained_at = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (size_t size : {1u, 7u, 31u, 32u, 5u, 40u, 13u, 2u, 29u}) {
+      std::string chunk;
+      for (size_t i = 0; i < size; ++i) chunk += static_cast<char>('a' + (stream.size() + i) % 26);
+      stream += chunk;
+      b.push(chunk);
+    }
+    const std::string since = stream.substr(drained_at);
+    const std::string expected = since.substr(0, 32) + since.substr(since.size() - 32);
+    EXPECT_EQ(b.omitted_bytes(), since.size() - 64);
+    EXPECT_EQ(b.to_string_with_omission_marker(),
+              since.substr(0, 32) + "\n... " + std::to_string(since.size() - 64) + " bytes omitted ...\n" +
+                  since.substr(since.size() - 32));
+    EXPECT_EQ(b.drain(), expected);
+    drained_at = stream.size();
+  }
+}
+
 }  // namespace
 }  // namespace codexd::exec

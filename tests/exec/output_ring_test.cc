@@ -66,5 +66,21 @@ TEST(OutputRing, AnAppendThatCrossesTheEndOfGrowthWrapsCorrectly) {
   EXPECT_EQ(r.read(6, 100), "6789abcdef");
 }
 
+TEST(OutputRing, ReadIntoAndAppendToAgreeWithReadAcrossTheWrap) {
+  OutputRing ring(10);
+  ring.append("0123456789");
+  ring.append("abcd");  // wraps: slots 0-3 hold abcd
+  std::string reused = "previous contents";
+  ring.read_into(6, 100, reused);
+  EXPECT_EQ(reused, "6789abcd");
+  EXPECT_EQ(reused, ring.read(6, 100));
+  std::string out = "head:";
+  ring.append_to(7, 5, out);
+  EXPECT_EQ(out, "head:789ab");
+  char buffer[4];
+  ring.copy_to(9, 4, buffer);
+  EXPECT_EQ(std::string(buffer, 4), "9abc");
+}
+
 }  // namespace
 }  // namespace codexd::exec

@@ -293,5 +293,29 @@ TEST_F(AttachTest, OutputStillOnItsWayReachesALosslessWatcherBeforeTheExit) {
   EXPECT_EQ(watcher.exit()->final_offset(), kBytes + 1);
 }
 
+// A terminal session (what the shim reads is a PTY master) and a watcher that reads one event
+// at a time with a pause after each: the command is held back, nothing is skipped or repeated.
+TEST_F(AttachTest, ALosslessWatcherOfATerminalThatReadsSlowlyGetsEveryByteOnce) {
+  constexpr int kLines = 400'000;  // about 2.7 MB with CR LF: more than twice the 1 MiB window
+  std::string expected = "R";
+  for (int i = 1; i <= kLines; ++i) expected += std::to_string(i) + "\r\n";  // the terminal's ONLCR
+  Fifo go(daemon_.workspace(), "go");
+  auto request = argv_request(daemon_, {"/bin/sh", "-c", "printf R; read a < go; seq 1 " + std::to_string(kLines)}, 250);
+  request.set_tty(true);
+  auto call = exec_command(*stub_, request);
+  ASSERT_TRUE(call.status.ok() && call.result.has_session_id()) << describe(call.status);
+  Watcher w(*stub_, call.result.session_id(), 0, true);
+  w.read_data(1);
+  ASSERT_EQ(w.data(), "R");
+  go.write("x\n");
+  while (w.next()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_TRUE(w.gaps().empty());
+  EXPECT_EQ(w.data().size(), expected.size());
+  EXPECT_TRUE(w.data() == expected) << "lossless data differs";
+  ASSERT_TRUE(w.exit().has_value());
+  EXPECT_EQ(w.exit()->exit_code(), 0);
+  EXPECT_EQ(w.exit()->final_offset(), expected.size());
+}
+
 }  // namespace
 }  // namespace codexd::testing

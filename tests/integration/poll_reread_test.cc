@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "tests/integration/daemon_fixture.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
+#include "tests/integration/process_probe.h"
 
 namespace codexd::testing {
 namespace {
@@ -295,6 +297,46 @@ class PollRereadSmallWindowTest : public ::testing::Test {
   TestDaemon daemon_{options()};
   std::unique_ptr<v1::Exec::Stub> stub_;
 };
+
+// A Poll that is waiting when the command writes 1 MiB at once answers with all of it: the
+// burst reaches the daemon in pipe-sized pieces, and the Poll waits for the output to pause
+// before it answers. max_output_tokens = 262144 (x 4 bytes = 1 MiB) lets it through untruncated.
+TEST_F(PollRereadTest, APollWaitingForAOneMebibyteBurstReturnsAllOfItInOneAnswer) {
+  std::string burst;
+  for (int i = 1; burst.size() < 1024 * 1024; ++i) burst += std::to_string(i) + "\n";
+  burst.resize(1024 * 1024);
+  {
+    std::ofstream out(daemon_.workspace() + "/burst");
+    out << burst;
+  }
+  Fifo go(daemon_.workspace(), "go"), end(daemon_.workspace(), "end");
+  auto call = exec_command(*stub_, argv_request(daemon_, {"/bin/sh", "-c", "printf R; read a < go; cat burst; read b < end"}, 250));
+  ASSERT_TRUE(call.status.ok() && call.result.has_session_id()) << describe(call.status);
+  const int id = call.result.session_id();
+  ASSERT_EQ(call.result.output(), "R");
+  ExecCall polled;
+  std::thread poller([&] { polled = poll(*stub_, id, 10'000, 262'144); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // usually waiting by now; either way it must hold
+  go.write("x\n");
+  poller.join();
+  ASSERT_TRUE(polled.status.ok()) << describe(polled.status);
+  EXPECT_EQ(polled.result.output().size(), burst.size());
+  EXPECT_TRUE(polled.result.output() == burst) << "the answer is not the burst";
+  EXPECT_EQ(polled.result.output_offset(), 1u + burst.size());
+  EXPECT_TRUE(polled.result.has_session_id());
+  end.write("x\n");
+  std::string after;
+  ExecCall last;
+  for (int i = 0; i < 100; ++i) {
+    last = poll(*stub_, id, 10'000);
+    if (!last.status.ok()) break;
+    after += last.result.output();
+    if (last.result.has_exit_code()) break;
+  }
+  ASSERT_TRUE(last.status.ok()) << describe(last.status);
+  EXPECT_EQ(after, "");  // nothing of the burst is returned twice
+  EXPECT_EQ(last.result.exit_code(), 0);
+}
 
 TEST_F(PollRereadSmallWindowTest, OlderThanTheWindowReportsLostBytesAndPastTheEndIsOutOfRange) {
   const std::string expected = seq_output(1, 50000);  // 288894 bytes, more than the 65536 retained
