@@ -28,6 +28,14 @@ def meets(ratio, goal):
     return ""
 
 
+def number(text):
+    """A float, or None for a field a bench left without one ('-' or empty)."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def main():
     csv_path, out_dir = sys.argv[1], sys.argv[2]
     rows = []
@@ -36,11 +44,16 @@ def main():
             if len(r) != 7:
                 continue
             figure, value, unit, reference, ref_value, ratio, goal = r
+            if number(value) is None:
+                continue
             rows.append({"figure": figure, "value": float(value), "unit": unit, "reference": reference,
-                         "ref_value": float(ref_value), "ratio": float(ratio), "goal": goal})
+                         "ref_value": number(ref_value), "ratio": number(ratio), "goal": goal})
     header = ["figure", "codexd", "reference", "ratio", "goal", "met"]
     lines = []
     for r in rows:
+        if not r["reference"] or r["reference"] == "-" or not r["ref_value"] or r["ratio"] is None:
+            lines.append([r["figure"], f'{r["value"]:.3f} {r["unit"]}', "-", "-", r["goal"], ""])
+            continue
         lines.append([r["figure"], f'{r["value"]:.3f} {r["unit"]}', f'{r["reference"]}: {r["ref_value"]:.3f} {r["unit"]}',
                       f'{r["ratio"]:.2f}x', r["goal"], meets(r["ratio"], r["goal"])])
     widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(header)]
@@ -55,6 +68,7 @@ def main():
     if not rows or shutil.which("gnuplot") is None:
         print("(no chart: gnuplot is not installed; apt-get install gnuplot-nox)" if rows else "(no rows, no chart)")
         return
+    rows = [r for r in rows if r["ratio"] and r["ref_value"] and r["reference"] not in ("", "-")]  # ratios only
     data = os.path.join(out_dir, "chart.dat")
     with open(data, "w") as f:
         for i, r in enumerate(rows):
