@@ -82,6 +82,7 @@ def main():
 set terminal png size 1400,{200 + 28 * len(rows)} font ",10"
 set output "{os.path.join(out_dir, 'chart.png')}"
 set title "codexd / reference (medians of one run; 1.0 = the reference; x = the goal)"
+set termoption noenhanced
 set style fill solid 0.6
 set ytics nomirror
 set yrange [-0.5:{len(rows) - 0.5}] reverse
