@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -298,10 +299,13 @@ class PollRereadSmallWindowTest : public ::testing::Test {
   std::unique_ptr<v1::Exec::Stub> stub_;
 };
 
-// A Poll that is waiting when the command writes 1 MiB at once answers with all of it: the
-// burst reaches the daemon in pipe-sized pieces, and the Poll waits for the output to pause
-// before it answers. max_output_tokens = 262144 (x 4 bytes = 1 MiB) lets it through untruncated.
-TEST_F(PollRereadTest, APollWaitingForAOneMebibyteBurstReturnsAllOfItInOneAnswer) {
+// A Poll that is waiting when the command writes 1 MiB at once: the burst reaches the daemon in
+// pipe-sized pieces, and the Poll waits for the output to pause (5 ms, at most 100 ms) before it
+// answers, so on an idle machine the whole burst comes in one answer (bench/scale measures that).
+// Whether `cat` is descheduled for more than 5 ms mid-burst is up to the scheduler, so this test
+// checks what must hold on any machine: the answers, however many, carry the burst exactly once,
+// in order, untruncated (max_output_tokens = 262144 x 4 bytes = 1 MiB), and the exit follows.
+TEST_F(PollRereadTest, APollWaitingForAOneMebibyteBurstGetsAllOfItExactlyOnce) {
   std::string burst;
   for (int i = 1; burst.size() < 1024 * 1024; ++i) burst += std::to_string(i) + "\n";
   burst.resize(1024 * 1024);
@@ -320,10 +324,19 @@ TEST_F(PollRereadTest, APollWaitingForAOneMebibyteBurstReturnsAllOfItInOneAnswer
   go.write("x\n");
   poller.join();
   ASSERT_TRUE(polled.status.ok()) << describe(polled.status);
-  EXPECT_EQ(polled.result.output().size(), burst.size());
-  EXPECT_TRUE(polled.result.output() == burst) << "the answer is not the burst";
-  EXPECT_EQ(polled.result.output_offset(), 1u + burst.size());
-  EXPECT_TRUE(polled.result.has_session_id());
+  ASSERT_TRUE(polled.result.has_session_id());
+  std::string received = polled.result.output();
+  int answers = 1;
+  for (; received.size() < burst.size() && answers < 1000; ++answers) {
+    auto more = poll(*stub_, id, 10'000, 262'144);
+    ASSERT_TRUE(more.status.ok()) << describe(more.status);
+    ASSERT_FALSE(more.result.has_exit_code()) << "the command exited before the test let it";
+    received += more.result.output();
+  }
+  std::printf("the 1 MiB burst came in %d answer(s)\n", answers);
+  RecordProperty("answers", answers);
+  EXPECT_EQ(received.size(), burst.size());
+  EXPECT_TRUE(received == burst) << "the answers together are not the burst";
   end.write("x\n");
   std::string after;
   ExecCall last;
@@ -335,6 +348,7 @@ TEST_F(PollRereadTest, APollWaitingForAOneMebibyteBurstReturnsAllOfItInOneAnswer
   }
   ASSERT_TRUE(last.status.ok()) << describe(last.status);
   EXPECT_EQ(after, "");  // nothing of the burst is returned twice
+  EXPECT_EQ(last.result.output_offset(), 1u + burst.size());
   EXPECT_EQ(last.result.exit_code(), 0);
 }
 
