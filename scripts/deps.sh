@@ -20,6 +20,7 @@ PACKAGES=(
   bubblewrap              # the Linux sandbox
   dpkg-dev systemd shellcheck util-linux passwd procps iproute2 file
   curl git python3-pip    # the network proxy tests drive real curl, git and Debian's pip
+  python3-grpcio python3-protobuf  # the Python client package (clients/python) and its tests
 )
 
 SUDO=""
