@@ -23,6 +23,11 @@ PACKAGES=(
   python3-grpcio python3-protobuf  # the Python client package (clients/python) and its tests
 )
 
+# The Node client package (clients/node) is built and tested with node and npm. Install
+# Debian's only when there is none: a machine with NodeSource's nodejs (which bundles npm)
+# cannot take Debian's npm beside it.
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
+
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
