@@ -8,6 +8,7 @@
 
 #include "client/commands.h"
 #include "client/connection.h"
+#include "client/mcp/mcp_server.h"
 #include "client/policy_check/policy_check.h"
 #include "codexd/api_constants.h"
 #include "codexd/v1/approvals.pb.h"
@@ -129,6 +130,8 @@ int run(int argc, char** argv) {
   kill_cmd->add_option("--grace-ms", grace_ms, "For term: delay before SIGKILL (default 2000)");
   kill_cmd->callback([&] { result = run_kill(options, session_id, signal, grace_ms); });
 
+  app.add_subcommand("mcp", "Serve the Model Context Protocol on stdin/stdout (exec_command, write_stdin, list_sessions, kill_session) for an agent")
+      ->callback([&] { result = codexd::client::mcp::serve_stdio(options); });
   app.add_subcommand("status", "Show the daemon's status (policy, sandbox, sessions)")->callback([&] { result = run_status(options); });
   app.add_subcommand("reload", "Reload the rules files (all or nothing)")->callback([&] { result = run_reload(options); });
 
