@@ -106,9 +106,16 @@ int run_reload(const ClientOptions& options) {
 }
 
 int run_approvals_list(const ClientOptions& options) {
+  // Every page, merged into one list.
   v1::ListApprovalsResponse r;
-  auto status = call_unary<v1::Approvals>(options, &v1::Approvals::Stub::ListApprovals, v1::ListApprovalsRequest(), &r);
-  if (!status.ok()) return report_rpc_error(status, options);
+  v1::ListApprovalsRequest request;
+  do {
+    v1::ListApprovalsResponse page;
+    auto status = call_unary<v1::Approvals>(options, &v1::Approvals::Stub::ListApprovals, request, &page);
+    if (!status.ok()) return report_rpc_error(status, options);
+    for (auto& a : *page.mutable_approvals()) *r.add_approvals() = std::move(a);
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
   if (options.json) {
     print_json(r);
     return 0;

@@ -426,6 +426,13 @@ void read_approvals(TableReader& r, Config& c) {
   r.read_uids("reviewer_uids", a.reviewer_uids);
   r.read("reviewer_group", a.reviewer_group);
   r.read_int("session_cache_entries", a.session_cache_entries, 0, 1'000'000);
+  r.read_int("max_pending_per_uid", a.max_pending_per_uid, 1, 100'000);
+  r.read_int("max_pending", a.max_pending, 1, 1'000'000);
+  if (a.max_pending < a.max_pending_per_uid) {
+    r.error_at(r.get("max_pending") ? "max_pending" : "max_pending_per_uid", "`" + r.name("max_pending") + "` (" + std::to_string(a.max_pending) +
+                                  ") is below `" + r.name("max_pending_per_uid") + "` (" +
+                                  std::to_string(a.max_pending_per_uid) + ")");
+  }
 }
 
 // A memory size: integer bytes or a string (byte_size.h).

@@ -96,6 +96,8 @@ struct ApprovalsSection {
   std::vector<uid_t> reviewer_uids;  // besides the requester's own uid
   std::string reviewer_group;        // members may review everyone's requests
   uint32_t session_cache_entries = 1024;  // approved-for-session entries per (uid, agent)
+  uint32_t max_pending_per_uid = 32;  // pending requests of one uid at once
+  uint32_t max_pending = 256;         // pending requests in all
 };
 
 // Which hosts a command in network mode proxy may reach. Strictest wins across the lists, the

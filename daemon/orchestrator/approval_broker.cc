@@ -139,6 +139,28 @@ ApprovalBroker::Restored ApprovalBroker::restore(std::vector<StoredApproval> app
   return restored;
 }
 
+Status ApprovalBroker::has_room(const ApprovalTicket& ticket) const {
+  size_t mine = 0;
+  for (const auto& [id, p] : pending_) {
+    if (p.restored && !p.done && same_request(p.ticket, ticket)) return Status::Ok();
+    if (p.ticket.requester_uid == ticket.requester_uid) ++mine;
+  }
+  for (const auto& [id, u] : unclaimed_) {
+    if (same_request(u.ticket, ticket)) return Status::Ok();
+  }
+  if (mine >= options_.max_pending_per_uid) {
+    return ResourceExhausted("uid " + std::to_string(ticket.requester_uid) + " already has " + std::to_string(mine) +
+                             " approval requests pending; the limit is " + std::to_string(options_.max_pending_per_uid) +
+                             " per uid (approvals.max_pending_per_uid): wait for a reviewer's answers");
+  }
+  if (pending_.size() >= options_.max_pending) {
+    return ResourceExhausted(std::to_string(pending_.size()) + " approval requests are pending; the limit is " +
+                             std::to_string(options_.max_pending) +
+                             " in all (approvals.max_pending): wait for a reviewer's answers");
+  }
+  return Status::Ok();
+}
+
 std::string ApprovalBroker::request(ApprovalTicket ticket, Done done) {
   if (prune_unclaimed()) persist();
   // A requester asking again after a restart: its restored approval, still pending or decided.
@@ -245,6 +267,17 @@ std::vector<ApprovalTicket> ApprovalBroker::pending_for(uid_t reviewer_uid) cons
     if (reviewers_->may_review(reviewer_uid, p.ticket)) out.push_back(p.ticket);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.created_at < b.created_at; });
+  return out;
+}
+
+std::vector<const ApprovalTicket*> ApprovalBroker::pending_refs_for(uid_t reviewer_uid) const {
+  std::vector<const ApprovalTicket*> out;
+  for (const auto& [id, p] : pending_) {
+    if (reviewers_->may_review(reviewer_uid, p.ticket)) out.push_back(&p.ticket);
+  }
+  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) {
+    return a->created_at != b->created_at ? a->created_at < b->created_at : a->id < b->id;
+  });
   return out;
 }
 

@@ -39,6 +39,10 @@ class ReviewerPolicy {
 struct BrokerOptions {
   std::chrono::milliseconds timeout{0};  // 0: no timeout
   bool reject_without_reviewer = false;
+  // Pending requests at once, per requester uid and in all (approvals.max_pending_per_uid,
+  // approvals.max_pending): a request beyond either is refused with RESOURCE_EXHAUSTED.
+  size_t max_pending_per_uid = 32;
+  size_t max_pending = 256;
 };
 
 class ApprovalBroker {
@@ -69,7 +73,12 @@ class ApprovalBroker {
   // A request that repeats a restored one (same uid, agent id, non-empty call id, argv, cmd,
   // workdir and attempt) claims it instead: it waits on that id (reviewers see nothing new),
   // or, when it was resolved meanwhile, `done` is called at once with that outcome.
+  // Callers ask has_room() first: request() itself does not refuse.
   std::string request(ApprovalTicket ticket, Done done);
+  // OK when `ticket` may be asked now: it repeats a restored approval (it claims that one), or
+  // its requester and the daemon are below their caps. RESOURCE_EXHAUSTED naming the cap and
+  // its config key otherwise.
+  Status has_room(const ApprovalTicket& ticket) const;
   // The requester went away: the request is aborted (reviewers see it resolved).
   void abandon(const std::string& id);
 
@@ -82,6 +91,8 @@ class ApprovalBroker {
   void unwatch(WatcherId id);
 
   std::vector<ApprovalTicket> pending_for(uid_t reviewer_uid) const;
+  // The same, without copies: valid until the broker next changes (use at once, on the core thread).
+  std::vector<const ApprovalTicket*> pending_refs_for(uid_t reviewer_uid) const;
   size_t pending_count() const { return pending_.size(); }
   // The last failure to save the approval state ("" when fine or not saving).
   std::string state_error() const { return store_ ? store_->last_error() : std::string(); }

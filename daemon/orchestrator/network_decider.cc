@@ -97,6 +97,10 @@ void NetworkDecider::ask_reviewer(const network::ProxyOrigin& origin, const netw
                    {}};
   ticket.network = NetworkAccessText{target.host, target.port, std::string(network::to_string(target.protocol)),
                                      static_cast<int>(origin.session_id)};
+  if (Status room = deps_.broker->has_room(ticket); !room.ok()) {
+    finish_waiters(key, refused("no reviewer can be asked now: " + room.message()));
+    return;
+  }
   auto approval = std::make_shared<std::string>();
   waiting_[key].approval = approval;
   std::string id = deps_.broker->request(std::move(ticket), [this, key, target, approval](const ApprovalOutcome& outcome) {

@@ -160,8 +160,14 @@ void Orchestrator::ask_reviewer(Draft plan, ApprovalReason reason, const std::sh
   const auto asked_at = std::chrono::steady_clock::now();
   const uint32_t timeout_ms = deps_.config->approvals.timeout_ms;
   std::weak_ptr<PendingAdmission> weak = pending;
+  ApprovalTicket ticket = ticket_for(*plan, std::move(reason));
+  if (Status room = deps_.broker->has_room(ticket); !room.ok()) {
+    pending->finished = true;
+    done(AdmitResult{std::move(room), std::nullopt, plan});
+    return;
+  }
   pending->approval_id = deps_.broker->request(
-      ticket_for(*plan, std::move(reason)),
+      std::move(ticket),
       [this, plan, done, weak, asked_at, timeout_ms, then](const ApprovalOutcome& outcome) {
         plan->approval_wait_ms = ms_since(asked_at);
         if (auto p = weak.lock()) {

@@ -13,6 +13,7 @@
 #include "daemon/orchestrator/policy_store.h"
 #include "daemon/orchestrator/private_tmp.h"
 #include "daemon/server/network_plane.h"
+#include "daemon/server/raw_unary.h"
 #include "daemon/server/server_context.h"
 #include "platform/limits/limits.h"
 #include "platform/sandbox/sandbox.h"
@@ -53,7 +54,11 @@ struct AdminDeps {
 
 class AdminService final : public v1::Admin::CallbackService {
  public:
-  AdminService(const CoreContext& core, AdminDeps deps) : core_(core), deps_(std::move(deps)) {}
+  AdminService(const CoreContext& core, AdminDeps deps) : core_(core), deps_(std::move(deps)) {
+    MarkMethodRawCallback(method_index(v1::Admin::service_full_name(), "GetStatus"), raw_unary_handler(this, &AdminService::GetStatus));
+    MarkMethodRawCallback(method_index(v1::Admin::service_full_name(), "ReloadPolicy"), raw_unary_handler(this, &AdminService::ReloadPolicy));
+    MarkMethodRawCallback(method_index(v1::Admin::service_full_name(), "RestartDaemon"), raw_unary_handler(this, &AdminService::RestartDaemon));
+  }
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx, const v1::GetStatusRequest* request,
                                       v1::GetStatusResponse* response) override;
   grpc::ServerUnaryReactor* ReloadPolicy(grpc::CallbackServerContext* ctx, const v1::ReloadPolicyRequest* request,

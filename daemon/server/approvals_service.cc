@@ -2,6 +2,7 @@
 
 #include <deque>
 
+#include "daemon/server/approval_pages.h"
 #include "daemon/server/core_reactors.h"
 #include "daemon/server/proto_convert.h"
 
@@ -98,13 +99,13 @@ grpc::ServerWriteReactor<v1::ApprovalEvent>* ApprovalsService::WatchApprovals(gr
   return new WatchReactor(core_, broker_, caller_of(core_, ctx));
 }
 
-grpc::ServerUnaryReactor* ApprovalsService::ListApprovals(grpc::CallbackServerContext* ctx, const v1::ListApprovalsRequest*,
+grpc::ServerUnaryReactor* ApprovalsService::ListApprovals(grpc::CallbackServerContext* ctx,
+                                                          const v1::ListApprovalsRequest* request,
                                                           v1::ListApprovalsResponse* response) {
   auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  on_core(core_, [this, reactor, response, uid = caller->uid] {
-    for (const auto& t : broker_.pending_for(uid)) fill_approval(t, response->add_approvals());
-    reactor->finish(grpc::Status::OK);
+  on_core(core_, [this, reactor, response, uid = caller->uid, token = request->page_token()] {
+    reactor->finish(fill_approval_page(broker_.pending_refs_for(uid), token, response));
   });
   return reactor;
 }

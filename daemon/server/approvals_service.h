@@ -3,6 +3,7 @@
 
 #include "codexd/v1/approvals.grpc.pb.h"
 #include "daemon/orchestrator/approval_broker.h"
+#include "daemon/server/raw_unary.h"
 #include "daemon/server/server_context.h"
 
 namespace codexd::server {
@@ -10,7 +11,10 @@ namespace codexd::server {
 class ApprovalsService final : public v1::Approvals::CallbackService {
  public:
   // The broker is all it uses.
-  ApprovalsService(const CoreContext& core, orchestrator::ApprovalBroker& broker) : core_(core), broker_(broker) {}
+  ApprovalsService(const CoreContext& core, orchestrator::ApprovalBroker& broker) : core_(core), broker_(broker) {
+    MarkMethodRawCallback(method_index(v1::Approvals::service_full_name(), "ListApprovals"), raw_unary_handler(this, &ApprovalsService::ListApprovals));
+    MarkMethodRawCallback(method_index(v1::Approvals::service_full_name(), "ResolveApproval"), raw_unary_handler(this, &ApprovalsService::ResolveApproval));
+  }
 
   grpc::ServerWriteReactor<v1::ApprovalEvent>* WatchApprovals(grpc::CallbackServerContext* ctx,
                                                               const v1::WatchApprovalsRequest* request) override;

@@ -7,11 +7,36 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "daemon/server/server_context.h"
 #include "daemon/server/status_mapping.h"
 
 namespace codexd::server {
+
+// The raw unary call (raw_unary.h) on whose behalf a typed method runs on this thread: the
+// reactor begin_unary() makes takes its hooks (serialize the response before Finish, free the
+// messages after OnDone).
+struct RawUnaryBinding {
+  std::function<void(const grpc::Status&)> before_finish;
+  std::function<void()> after_done;
+
+  static RawUnaryBinding*& current() {
+    thread_local RawUnaryBinding* binding = nullptr;
+    return binding;
+  }
+  // Makes `binding` current for the typed method's call.
+  class Scope {
+   public:
+    explicit Scope(RawUnaryBinding* binding) : previous_(current()) { current() = binding; }
+    ~Scope() { current() = previous_; }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    RawUnaryBinding* previous_;
+  };
+};
 
 class CoreUnaryReactor : public grpc::ServerUnaryReactor {
  public:
@@ -19,12 +44,18 @@ class CoreUnaryReactor : public grpc::ServerUnaryReactor {
     CoreUnaryReactor* reactor = nullptr;
   };
 
-  explicit CoreUnaryReactor(const CoreContext& core) : core_(core), slot_(std::make_shared<Slot>(Slot{this})) {}
+  explicit CoreUnaryReactor(const CoreContext& core) : core_(core), slot_(std::make_shared<Slot>(Slot{this})) {
+    if (RawUnaryBinding* raw = std::exchange(RawUnaryBinding::current(), nullptr)) {
+      before_finish_ = std::move(raw->before_finish);
+      after_done_ = std::move(raw->after_done);
+    }
+  }
 
   // Call Finish once; later calls are ignored. Core thread (or before any core work was posted).
   void finish(const grpc::Status& status) {
     if (finished_) return;
     finished_ = true;
+    if (before_finish_) before_finish_(status);
     Finish(status);
   }
   void finish(const Status& status) { finish(to_grpc(status)); }
@@ -42,7 +73,9 @@ class CoreUnaryReactor : public grpc::ServerUnaryReactor {
   void OnDone() override {
     on_core(core_, [this] {
       slot_->reactor = nullptr;
+      std::function<void()> after_done = std::move(after_done_);
       delete this;
+      if (after_done) after_done();
     });
   }
 
@@ -50,6 +83,8 @@ class CoreUnaryReactor : public grpc::ServerUnaryReactor {
   const CoreContext& core_;
   std::shared_ptr<Slot> slot_;
   std::function<void()> on_cancel_;
+  std::function<void(const grpc::Status&)> before_finish_;  // a raw call's (raw_unary.h)
+  std::function<void()> after_done_;
   bool finished_ = false;
 };
 

@@ -53,6 +53,9 @@
 #include "daemon/server/approvals_service.h"
 #include "daemon/server/exec_service.h"
 #include "daemon/server/io_thread.h"
+#include "daemon/server/log_throttle.h"
+#include "daemon/server/memory_trim.h"
+#include "daemon/server/protobuf_log.h"
 #include "daemon/server/network_plane.h"
 #include "daemon/server/peer_registry.h"
 #include "daemon/server/policy_service.h"
@@ -325,6 +328,8 @@ std::unique_ptr<orchestrator::ApprovalBroker> make_broker(boost::asio::io_contex
   orchestrator::BrokerOptions options;
   options.timeout = std::chrono::milliseconds(approvals.timeout_ms);
   options.reject_without_reviewer = approvals.reject_without_reviewer;
+  options.max_pending_per_uid = approvals.max_pending_per_uid;
+  options.max_pending = approvals.max_pending;
   return std::make_unique<orchestrator::ApprovalBroker>(
       io, options, std::make_shared<ConfiguredReviewers>(approvals.reviewer_uids, reviewer_group, std::move(is_admin)));
 }
@@ -414,6 +419,7 @@ struct Daemon::Impl {
   std::thread core_thread;
   boost::asio::thread_pool blocking{1};
   boost::asio::signal_set signals{io};
+  MemoryTrimmer trimmer{io};  // core thread
 
   std::unique_ptr<sandbox::SandboxManager> sandbox;
   std::unique_ptr<limits::LimitsManager> limits;  // outlives the core (groups refer to it)
@@ -552,6 +558,7 @@ void Daemon::Impl::start_core_thread() {
   signals.add(SIGUSR1);
   signals.add(SIGUSR2);
   watch_signals();
+  trimmer.start();
   core_thread = std::thread([this] { run_until_stopped(io, "core"); });
 }
 
@@ -587,6 +594,7 @@ void Daemon::Impl::build_services() {
 
 // No listening port of its own: connections arrive from our acceptor.
 Status Daemon::Impl::start_grpc() {
+  route_protobuf_log_to_spdlog();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -606,9 +614,15 @@ void Daemon::Impl::start_acceptor(UniqueFd listener) {
   auto admit = [this](int fd, const posix::PeerCredentials& peer) {
 #ifdef __linux__
     // A command inside a sandbox must never reach the daemon that sandboxed it.
+    // Both at most once a second: a client that connects and exits at once (debug: nothing
+    // is wrong) and a sandboxed command that keeps trying (warn) must not flood the log.
+    static LogThrottle refused(spdlog::level::warn);
+    static LogThrottle gone_early(spdlog::level::debug);
     std::string why;
-    if (!sandbox::linux_backend::socket_peer_in_same_namespaces(fd, &why)) {
-      spdlog::warn("refusing connection from pid {} uid {}: {}", peer.pid, peer.uid, why);
+    bool gone = false;
+    if (!sandbox::linux_backend::socket_peer_in_same_namespaces(fd, &why, &gone)) {
+      if (gone) gone_early.log("dropping connection from pid {} uid {}: the client exited first ({})", peer.pid, peer.uid, why);
+      else refused.log("refusing connection from pid {} uid {}: {}", peer.pid, peer.uid, why);
       return false;
     }
 #endif
@@ -735,6 +749,7 @@ int Daemon::wait() {
   // Kill every session's process group and reap, and end pending approvals, on the core thread.
   std::promise<void> cleaned;
   boost::asio::post(d.io, [&] {
+    d.trimmer.stop();
     d.core.broker->shutdown();
     if (d.keep_sessions || d.options.keep_sessions || d.config.exec.keep_sessions_on_stop) {
       const size_t kept = d.core.engine->detach_all();

@@ -4,6 +4,7 @@
 #include "codexd/v1/policy.grpc.pb.h"
 #include "daemon/config/config.h"
 #include "daemon/orchestrator/policy_store.h"
+#include "daemon/server/raw_unary.h"
 #include "daemon/server/server_context.h"
 
 namespace codexd::server {
@@ -15,7 +16,9 @@ struct PolicyDeps {
 
 class PolicyService final : public v1::Policy::CallbackService {
  public:
-  PolicyService(const CoreContext& core, PolicyDeps deps) : core_(core), deps_(deps) {}
+  PolicyService(const CoreContext& core, PolicyDeps deps) : core_(core), deps_(deps) {
+    MarkMethodRawCallback(method_index(v1::Policy::service_full_name(), "CheckPolicy"), raw_unary_handler(this, &PolicyService::CheckPolicy));
+  }
   grpc::ServerUnaryReactor* CheckPolicy(grpc::CallbackServerContext* ctx, const v1::CheckPolicyRequest* request,
                                         v1::CheckPolicyResponse* response) override;
 

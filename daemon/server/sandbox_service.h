@@ -7,6 +7,7 @@
 #include "codexd/v1/sandbox.grpc.pb.h"
 #include "daemon/config/config.h"
 #include "daemon/orchestrator/launch_builder.h"
+#include "daemon/server/raw_unary.h"
 #include "daemon/server/server_context.h"
 #include "platform/sandbox/sandbox.h"
 
@@ -21,7 +22,9 @@ struct SandboxDeps {
 
 class SandboxService final : public v1::Sandbox::CallbackService {
  public:
-  SandboxService(const CoreContext& core, SandboxDeps deps) : core_(core), deps_(std::move(deps)) {}
+  SandboxService(const CoreContext& core, SandboxDeps deps) : core_(core), deps_(std::move(deps)) {
+    MarkMethodRawCallback(method_index(v1::Sandbox::service_full_name(), "RunSandboxed"), raw_unary_handler(this, &SandboxService::RunSandboxed));
+  }
   grpc::ServerUnaryReactor* RunSandboxed(grpc::CallbackServerContext* ctx, const v1::SandboxRunRequest* request,
                                          v1::RunCommandResponse* response) override;
 

@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/server/log_throttle.h"
 #include "platform/posix/fd_util.h"
 
 namespace codexd::server {
@@ -50,28 +51,6 @@ Status prepare_directory(const std::string& dir, const SocketOptions& options) {
   }
   return Status::Ok();
 }
-
-// At most one line a second for what a flood of connections would otherwise log each time
-// (a failing accept, a refused connection); the next line says how many were left out.
-class LogThrottle {
- public:
-  template <typename... Args>
-  void warn(fmt::format_string<Args...> format, Args&&... args) {
-    auto now = std::chrono::steady_clock::now();
-    if (now < next_) {
-      ++suppressed_;
-      return;
-    }
-    next_ = now + std::chrono::seconds(1);
-    if (suppressed_ > 0) spdlog::warn("({} similar lines left out in the last second)", suppressed_);
-    suppressed_ = 0;
-    spdlog::warn(format, std::forward<Args>(args)...);
-  }
-
- private:
-  std::chrono::steady_clock::time_point next_{};
-  size_t suppressed_ = 0;
-};
 
 // true: something is listening on `addr`.
 bool socket_is_live(const sockaddr_un& addr) {

@@ -18,6 +18,8 @@ bool peer_in_same_namespaces(pid_t pid, std::string* why);
 
 // Same check for the peer of a connected Unix socket (SO_PEERCRED). When the kernel offers
 // SO_PEERPIDFD the peer process is pinned, so a recycled pid cannot pass for the peer.
-bool socket_peer_in_same_namespaces(int socket_fd, std::string* why);
+// `peer_gone` (optional) is set when the answer is false only because the peer had already
+// exited (an ordinary client that connects and quits at once), not because it is elsewhere.
+bool socket_peer_in_same_namespaces(int socket_fd, std::string* why, bool* peer_gone = nullptr);
 
 }  // namespace codexd::sandbox::linux_backend

@@ -34,8 +34,10 @@ struct Seen {
   int exit_code = 0;
   bool likely_denied = false;
   std::string signature() const {
-    return rpc + "|" + rejection + "|" + (exited ? "exit " + std::to_string(exit_code) : "no exit") +
-           (likely_denied ? "|likely sandbox denial" : "");
+    // An RPC error reads as its code and message (a field error and an unparseable payload are
+    // both INVALID_ARGUMENT, told apart by what they say).
+    return rpc + "|" + (rpc == "OK" ? "" : text + "|") + rejection + "|" +
+           (exited ? "exit " + std::to_string(exit_code) : "no exit") + (likely_denied ? "|likely sandbox denial" : "");
   }
 };
 
@@ -214,10 +216,11 @@ TEST_F(ModelResults, BadPayloadIsInvalidArgumentNamingTheField) {
 }
 
 TEST_F(ModelResults, ParseFailureIsAnRpcErrorOfItsOwn) {
-  // gRPC itself rejects the call before any handler runs (gRPC 1.51 answers UNIMPLEMENTED).
+  // The daemon parses unary requests itself (daemon/server/raw_unary.h): INVALID_ARGUMENT that
+  // names the request type, not a field (gRPC 1.51 alone would answer UNIMPLEMENTED, no message).
   Seen s = parse_failure();
-  EXPECT_NE(s.rpc, "OK");
-  EXPECT_NE(s.rpc, "INVALID_ARGUMENT") << "a payload that does not parse is not a field error";
+  EXPECT_EQ(s.rpc, "INVALID_ARGUMENT");
+  EXPECT_EQ(s.text, "request could not be parsed as codexd.v1.ExecCommandRequest");
   // The daemon is still serving.
   v1::ExecResult res;
   EXPECT_TRUE(agent_.exec(exec_request(ws(), {"true"}), &res).ok());

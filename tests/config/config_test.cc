@@ -149,6 +149,28 @@ TEST(Config, ThePrefaceGateKeysHaveDefaultsAndRanges) {
               HasSubstr("c.toml:3:31: `daemon.waiting_connections_per_uid` must be between 1 and 1024 (got 5000)"));
 }
 
+TEST(Config, PendingApprovalCapsHaveDefaultsRangesAndAgree) {
+  auto defaults = parse_config("", "c.toml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_EQ(defaults->approvals.max_pending_per_uid, 32u);
+  EXPECT_EQ(defaults->approvals.max_pending, 256u);
+  auto set = parse_config("[approvals]\nmax_pending_per_uid = 4\nmax_pending = 10\n", "c.toml");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->approvals.max_pending_per_uid, 4u);
+  EXPECT_EQ(set->approvals.max_pending, 10u);
+  auto zero = parse_config("[approvals]\nmax_pending_per_uid = 0\n", "c.toml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.status().message(),
+              HasSubstr("c.toml:2:23: `approvals.max_pending_per_uid` must be between 1 and 100000 (got 0)"));
+  auto below = parse_config("[approvals]\nmax_pending_per_uid = 40\nmax_pending = 20\n", "c.toml");
+  ASSERT_FALSE(below.ok());
+  EXPECT_THAT(below.status().message(),
+              HasSubstr("c.toml:3:15: `approvals.max_pending` (20) is below `approvals.max_pending_per_uid` (40)"));
+  auto below_default = parse_config("[approvals]\nmax_pending_per_uid = 300\n", "c.toml");
+  ASSERT_FALSE(below_default.ok());
+  EXPECT_THAT(below_default.status().message(), HasSubstr("c.toml:2:23: `approvals.max_pending` (256) is below"));
+}
+
 TEST(Config, StateDirHasAModeDefaultAndMustBeAbsolute) {
   auto system = parse_config("[daemon]\nmode = \"system\"\n", "c.toml");
   ASSERT_TRUE(system.ok()) << system.status().message();

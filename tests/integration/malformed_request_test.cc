@@ -4,10 +4,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <random>
+#include <sstream>
+
+#include <grpcpp/generic/generic_stub.h>
+
+#include <future>
 
 #include "codexd/v1/approvals.grpc.pb.h"
 #include "tests/integration/daemon_options.h"
@@ -284,6 +293,92 @@ TEST_F(MalformedRequestTest, RunCommandFieldsAreValidated) {
   login.set_login(true);
   login.set_workdir(daemon_.workspace());
   EXPECT_STATUS(run(login), Code::INVALID_ARGUMENT, "login shell is disabled by config; omit `login` or set it to false.");
+}
+
+// The daemon log's lines that contain `needle`.
+std::vector<std::string> log_lines_with(const std::string& log, const std::string& needle) {
+  std::vector<std::string> out;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+// Sends `bytes` as the request of `method` (e.g. "/codexd.v1.Exec/Poll"), unparsed.
+grpc::Status raw_unary(const TestDaemon& daemon, const std::string& method, const std::string& bytes) {
+  grpc::GenericStub stub(daemon.channel());
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status status) { done.set_value(std::move(status)); });
+  return done.get_future().get();
+}
+
+// Issue 19 item 8: bytes that are not a message of the method's request type are
+// INVALID_ARGUMENT naming the type (gRPC 1.51 alone answers UNIMPLEMENTED with no message).
+TEST_F(MalformedRequestTest, AnUnparseableRequestIsInvalidArgumentNamingItsType) {
+  const std::string truncated("\x0a\x10/only-a-few", 13);  // field 1 says 16 bytes follow; 11 do
+  EXPECT_STATUS(raw_unary(daemon_, "/codexd.v1.Exec/ExecCommand", truncated), Code::INVALID_ARGUMENT,
+                "request could not be parsed as codexd.v1.ExecCommandRequest");
+  EXPECT_STATUS(raw_unary(daemon_, "/codexd.v1.Exec/Poll", std::string("\xff\xff\xff\xff", 4)), Code::INVALID_ARGUMENT,
+                "request could not be parsed as codexd.v1.PollRequest");
+  EXPECT_STATUS(raw_unary(daemon_, "/codexd.v1.Approvals/ListApprovals", truncated), Code::INVALID_ARGUMENT,
+                "request could not be parsed as codexd.v1.ListApprovalsRequest");
+  EXPECT_STATUS(raw_unary(daemon_, "/codexd.v1.Admin/GetStatus", truncated), Code::INVALID_ARGUMENT,
+                "request could not be parsed as codexd.v1.GetStatusRequest");
+  // A valid message sent the same way is served: the daemon's own parse is the normal path.
+  v1::ListSessionsRequest list;
+  EXPECT_TRUE(raw_unary(daemon_, "/codexd.v1.Exec/ListSessions", list.SerializeAsString()).ok());
+}
+
+// Issue 19 item 11: a request whose string field is not UTF-8 cannot be parsed; libprotobuf
+// used to write an ERROR line of its own to the daemon's stderr for each one, so any client
+// could fill the log. Now its lines are spdlog debug lines (at most one a second).
+TEST_F(MalformedRequestTest, InvalidUtf8InAStringFieldWritesNoErrorLine) {
+  for (int i = 0; i < 20; ++i) {
+    auto bad = argv_request(daemon_, {"/bin/true"});
+    bad.set_workdir(daemon_.workspace() + "/\xff\xfe");
+    EXPECT_STATUS(exec(bad), Code::INVALID_ARGUMENT, "request could not be parsed as codexd.v1.ExecCommandRequest");
+  }
+  expect_serving();
+  const std::string log = daemon_.daemon_log();
+  EXPECT_EQ(log.find("[libprotobuf"), std::string::npos) << log;
+  for (const auto& line : log_lines_with(log, "invalid UTF-8")) {
+    EXPECT_NE(line.find(" debug codexd["), std::string::npos) << line;
+  }
+}
+
+// Issue 19 item 11: a client that connects and exits before the daemon accepts (an ordinary
+// short-lived client) used to cost a warning each ("cannot read /proc/N/ns/user"). The daemon
+// is stopped while 20 such clients come and go, so all of them are gone when it accepts.
+TEST_F(MalformedRequestTest, ClientsThatExitBeforeAcceptAreNotWarnedAbout) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", daemon_.socket_path().c_str());
+  ASSERT_EQ(::kill(daemon_.pid(), SIGSTOP), 0);
+  for (int i = 0; i < 20; ++i) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+      _exit(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 ? 0 : 1);
+    }
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "client " << i << " could not connect";
+  }
+  ASSERT_EQ(::kill(daemon_.pid(), SIGCONT), 0);
+  // Accepted in order: once a new client is served, the 20 were handled.
+  expect_serving();
+  const std::string log = daemon_.daemon_log();
+  for (const auto& line : log_lines_with(log, "/ns/")) {
+    EXPECT_EQ(line.find(" warning codexd["), std::string::npos) << line;
+  }
 }
 
 TEST_F(MalformedRequestTest, GarbageBytesOnTheSocketAreDropped) {

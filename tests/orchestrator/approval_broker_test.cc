@@ -320,5 +320,28 @@ TEST(ReviewNames, DecisionsAndSourcesHaveTheDocumentedNames) {
   EXPECT_STREQ(outcome_source_name(ApprovalOutcome::Kind::kShutdown), "shutdown");
 }
 
+TEST_F(BrokerTest, PendingRequestsAreCappedPerUidAndInAll) {
+  BrokerOptions options;
+  options.max_pending_per_uid = 2;
+  options.max_pending = 3;
+  make(options);
+  Recorder r;
+  ASSERT_TRUE(broker->has_room(ticket_from(kRequester)).ok());
+  const std::string first = broker->request(ticket_from(kRequester), r.done());
+  broker->request(ticket_from(kRequester), r.done());
+  Status mine = broker->has_room(ticket_from(kRequester));
+  EXPECT_EQ(mine.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(mine.message(), ::testing::HasSubstr("the limit is 2 per uid (approvals.max_pending_per_uid)"));
+  ASSERT_TRUE(broker->has_room(ticket_from(kOtherUser)).ok()) << "another uid is not held back by this one's cap";
+  broker->request(ticket_from(kOtherUser), r.done());
+  Status all = broker->has_room(ticket_from(kReviewer));
+  EXPECT_EQ(all.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(all.message(), ::testing::HasSubstr("the limit is 3 in all (approvals.max_pending)"));
+  // An answer makes room again.
+  ASSERT_TRUE(broker->resolve(first, ReviewDecision::kDenied, kRequester, "").ok());
+  EXPECT_TRUE(broker->has_room(ticket_from(kRequester)).ok());
+  EXPECT_TRUE(broker->has_room(ticket_from(kReviewer)).ok());
+}
+
 }  // namespace
 }  // namespace codexd::orchestrator

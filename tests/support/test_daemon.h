@@ -53,6 +53,7 @@ class TestDaemon {
   const std::string& workspace() const { return workspace_; }  // a directory to run commands in
   const std::string& socket_path() const { return socket_; }
   const std::string& audit_log_path() const { return audit_log_; }
+  const std::string& log_path() const { return log_path_; }  // the daemon's stdout and stderr
   std::string private_tmp_base() const { return dir_ + "/private-tmp"; }  // unless sandbox_config names one
   std::string daemon_log() const;
 
