@@ -1,6 +1,7 @@
 #include "policies/loader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,6 +46,8 @@ bool read_file(const std::string& path, std::string* text, std::string* error) {
     *error = std::string(std::strerror(err)) + " (os error " + std::to_string(err) + ")";
     return false;
   }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) text->reserve(static_cast<size_t>(st.st_size));
   char buf[65536];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof buf);
@@ -133,6 +136,9 @@ struct Loader {
       }
     }
     hosts = std::move(merged);
+    size_t added = 0;
+    for (const PrefixRuleCall& call : decl.calls) added += call.rules.size();
+    rules.reserve(rules.size() + added);
     for (PrefixRuleCall& call : decl.calls) {
       for (PrefixRule& r : call.rules) rules.push_back(std::move(r));
     }

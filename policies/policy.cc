@@ -10,6 +10,7 @@ namespace codexd::policy {
 Policy::Policy(std::vector<PrefixRule> rules, std::unordered_map<std::string, std::vector<std::string>> host_executables,
                std::vector<NetworkRule> network_rules)
     : rules_(std::move(rules)), host_executables_(std::move(host_executables)), network_rules_(std::move(network_rules)) {
+  by_first_.reserve(rules_.size());
   for (uint32_t i = 0; i < rules_.size(); ++i) {
     PrefixRule& r = rules_[i];
     by_first_[r.first].push_back(i);

@@ -60,6 +60,7 @@ std::vector<PatternToken> parse_pattern(const Value& pattern) {
   const auto& items = starlark::list_of(pattern)->items;
   if (items.empty()) fail("invalid pattern element: pattern cannot be empty");
   std::vector<PatternToken> out;
+  out.reserve(items.size());
   for (const Value& item : items) {
     PatternToken token;
     if (item.is(Type::kString)) {
@@ -67,6 +68,7 @@ std::vector<PatternToken> parse_pattern(const Value& pattern) {
     } else if (item.is(Type::kList)) {
       const auto& alts = starlark::list_of(item)->items;
       if (alts.empty()) fail("invalid pattern element: pattern alternatives cannot be empty");
+      token.alternatives.reserve(alts.size());
       for (const Value& alt : alts) {
         if (!alt.is(Type::kString)) {
           fail("invalid pattern element: pattern alternative must be a string (got " + starlark::type_name(alt) + ")");
@@ -114,11 +116,20 @@ Value prefix_rule(FileDeclarations* out, const std::string& call_location, CallA
   call.not_match_examples = parse_examples(a[3]);
   call.location = call_location;
   bool canonical = a[5] && a[5]->as_bool();
-  // Only the first position expands into one rule per alternative (duplicates kept).
-  for (const std::string& first : pattern[0].alternatives) {
+  // Only the first position expands into one rule per alternative (duplicates kept). The
+  // last one takes the pattern itself; the others copy it.
+  const size_t alternatives = pattern[0].alternatives.size();
+  call.rules.reserve(alternatives);
+  for (size_t i = 0; i < alternatives; ++i) {
+    const bool last = i + 1 == alternatives;
     PrefixRule rule;
-    rule.first = first;
-    rule.rest.assign(pattern.begin() + 1, pattern.end());
+    if (last) {
+      rule.first = std::move(pattern[0].alternatives[i]);
+      rule.rest.assign(std::make_move_iterator(pattern.begin() + 1), std::make_move_iterator(pattern.end()));
+    } else {
+      rule.first = pattern[0].alternatives[i];
+      rule.rest.assign(pattern.begin() + 1, pattern.end());
+    }
     rule.decision = decision;
     rule.justification = justification;
     rule.canonical_matching = canonical;

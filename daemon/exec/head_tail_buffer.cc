@@ -38,6 +38,12 @@ void HeadTailBuffer::push(std::string_view chunk) {
   }
 }
 
+size_t HeadTailBuffer::push_head(std::string_view chunk) {
+  const size_t take = std::min(head_budget_ - std::min(head_budget_, head_.size()), chunk.size());
+  head_.append(chunk.substr(0, take));
+  return take;
+}
+
 void HeadTailBuffer::append_tail(std::string& out) const {
   out.append(tail_, tail_begin_, std::string::npos);
   out.append(tail_, 0, tail_begin_);

@@ -16,6 +16,9 @@ class HeadTailBuffer {
   explicit HeadTailBuffer(size_t max_bytes = kDefaultMaxBytes);
 
   void push(std::string_view chunk);
+  // Only into the head: returns how many leading bytes of `chunk` it took (a caller that
+  // keeps the newest bytes elsewhere builds the tail from there, see Session).
+  size_t push_head(std::string_view chunk);
   // Head then tail, without any marker; resets the buffer (and the omitted count).
   std::string drain();
   // Head, "\n... N bytes omitted ...\n" when bytes were dropped, tail. Does not reset.

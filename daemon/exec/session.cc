@@ -45,6 +45,11 @@ std::shared_ptr<Session> Session::start_with_shim(asio::io_context& io, SessionM
   process.pid = link->pid();
   std::shared_ptr<Session> session(new Session(io, std::move(metadata), std::move(process), limits, std::move(group)));
   session->shim_ = std::move(link);
+  // Output arrives from the shim straight into the ring (ShimLink::Handlers::prepare_output):
+  // its slack past the window holds one message; the read buffer of a piped session is unused.
+  session->ring_ = OutputRing(limits.attach_window_bytes, shim::kMaxMessage);
+  session->use_ring_for_tail();
+  session->read_buffer_ = std::vector<char>();
   session->shim_input_open_ = input_open;
   if (adopted) {
     session->ring_.skip_to(adopted->begin_offset);
@@ -77,6 +82,7 @@ Session::Session(asio::io_context& io, SessionMetadata metadata, posix::SpawnedP
   if (process.pidfd.valid()) pidfd_.assign(process.pidfd.release());
   if (process.output.valid()) output_.assign(process.output.release());
   if (process.input.valid()) input_.assign(process.input.release());
+  use_ring_for_tail();
   group_ = std::move(group);
   if (group_) {
     group_->started(pid_);
@@ -144,6 +150,17 @@ void Session::begin() {
     handlers.on_exit = [weak](const ExitStatus& status) {
       if (auto self = weak.lock()) self->exited(status);
     };
+    handlers.prepare_output = [weak](size_t max_bytes) -> std::array<std::span<char>, 2> {
+      if (auto self = weak.lock()) return self->ring_.prepare(max_bytes);
+      return {};
+    };
+    handlers.take_output = [weak](uint64_t offset, size_t n) {
+      auto self = weak.lock();
+      return self && self->take_shim_output(offset, n);
+    };
+    handlers.discard_output = [weak] {
+      if (auto self = weak.lock()) self->ring_.commit(0);
+    };
     handlers.on_lost = [weak](const std::string&) {
       // The shim died (killed from outside): the command died with it (its parent-death
       // signal); what it was doing is not known.
@@ -183,11 +200,24 @@ void Session::on_shim_output(uint64_t offset, std::string_view data) {
   if (reading_blocked_by_lossless_watcher()) shim_->set_paused(true);
 }
 
+// An output message received into the ring's prepared space: kept there when it continues
+// the stream exactly (the usual case); anything else (a gap, an overlap, bytes Poll had before
+// a restart) goes back to the caller and through on_shim_output.
+bool Session::take_shim_output(uint64_t offset, size_t n) {
+  if (offset != ring_.end_offset() || offset < delivered_before_adoption_) return false;
+  ring_.commit(n);
+  for (std::span<const char> part : ring_.spans(offset, n)) push_pending(std::string_view(part.data(), part.size()));
+  last_output_at_ = Clock::now();
+  activity_soon();
+  if (reading_blocked_by_lossless_watcher()) shim_->set_paused(true);
+  return true;
+}
+
 // ---- output ---------------------------------------------------------------------------------
 
 bool Session::reading_blocked_by_lossless_watcher() const {
   for (const auto& [id, w] : watchers_) {
-    if (w.lossless && ring_.end_offset() - w.offset + read_buffer_.size() > ring_.capacity()) return true;
+    if (w.lossless && ring_.end_offset() - w.offset + kReadChunk > ring_.capacity()) return true;
   }
   return false;
 }
@@ -217,9 +247,31 @@ void Session::on_read(const boost::system::error_code& ec, size_t n) {
   read_more();
 }
 
+void Session::push_pending(std::string_view data) {
+  if (!tail_in_ring_) {
+    pending_.push(data);
+    return;
+  }
+  after_head_ += data.size() - (after_head_ == 0 ? pending_.push_head(data) : 0);
+}
+
+std::string Session::drain_pending(uint64_t* omitted) {
+  if (!tail_in_ring_) {
+    *omitted = pending_.omitted_bytes();
+    return pending_.drain();
+  }
+  std::string out = pending_.drain();  // the head
+  const size_t tail = static_cast<size_t>(std::min<uint64_t>(after_head_, pending_.tail_budget()));
+  *omitted = after_head_ - tail;
+  out.reserve(out.size() + tail);
+  ring_.append_to(ring_.end_offset() - tail, tail, out);
+  after_head_ = 0;
+  return out;
+}
+
 void Session::on_output(std::string_view data) {
-  pending_.push(data);
   ring_.append(data);
+  push_pending(data);
   last_output_at_ = Clock::now();
   if (shim_) {
     activity_soon();  // the link is reading more chunks now: wake waiters and watchers once
@@ -377,7 +429,7 @@ void Session::evaluate_waiters() {
     if (!done && w.mode == WaitMode::kUntilActivity) {
       // A re-read has something as soon as the stream holds bytes at or after its offset (or
       // lost some of them: that is reported at once too).
-      const bool has_output = w.reread ? ring_.end_offset() > w.reread->offset : !pending_.empty();
+      const bool has_output = w.reread ? ring_.end_offset() > w.reread->offset : !pending_empty();
       if (has_output) {
         if (!w.output_seen_at) w.output_seen_at = now;
         const auto settled = std::min({w.deadline, last_output_at_ + kBurstQuiet, *w.output_seen_at + kBurstCap});
@@ -419,8 +471,7 @@ void Session::complete_waiter(WaitId id) {
   if (reread) {
     collect_reread(*reread, collected);
   } else {
-    collected.omitted_bytes = pending_.omitted_bytes();
-    collected.output = pending_.drain();
+    collected.output = drain_pending(&collected.omitted_bytes);
     collected.output_offset = ring_.end_offset();
     delivered_offset_ = collected.output_offset;
   }
@@ -460,8 +511,9 @@ void Session::collect_reread(const ReRead& reread, Collected& collected) {
   delivered_offset_ = collected.output_offset;
   // Refill the poll buffer with what is still undelivered, [output_offset, end), from the ring
   // (which holds it: output_offset is within the ring's window).
-  pending_.drain();
-  pending_.push(ring_.read(delivered_offset_, static_cast<size_t>(ring_.end_offset() - delivered_offset_)));
+  uint64_t dropped = 0;
+  drain_pending(&dropped);
+  push_pending(ring_.read(delivered_offset_, static_cast<size_t>(ring_.end_offset() - delivered_offset_)));
 }
 
 // ---- input and signals ----------------------------------------------------------------------

@@ -189,6 +189,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(boost::asio::io_context& io, SessionMetadata metadata, posix::SpawnedProcess process, SessionLimits limits,
           std::unique_ptr<limits::ResourceGroup> group);
   void on_shim_output(uint64_t offset, std::string_view data);
+  void use_ring_for_tail() { tail_in_ring_ = ring_.capacity() >= pending_.tail_budget(); }
+  bool take_shim_output(uint64_t offset, size_t n);
   void exited(const ExitStatus& status);
   void kill_tree();
   void reaped_leader();
@@ -257,6 +259,15 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t delivered_before_adoption_ = 0;  // adopted: Poll had these bytes before the restart
 
   HeadTailBuffer pending_;         // stream bytes [delivered_offset_, end) for the next drain
+  // When the ring holds at least a tail's worth, the tail is not copied: pending_ keeps the
+  // head, and the tail is the newest min(after_head_, tail budget) bytes of the ring (every
+  // byte for the poll buffer is also the ring's newest). after_head_: bytes past the head.
+  bool tail_in_ring_ = false;
+  uint64_t after_head_ = 0;
+  void push_pending(std::string_view data);
+  bool pending_empty() const { return pending_.empty() && after_head_ == 0; }
+  // Head then tail, and the bytes dropped in between; resets the poll buffer.
+  std::string drain_pending(uint64_t* omitted);
   uint64_t delivered_offset_ = 0;  // how far poll delivery has gone
   OutputRing ring_;
 

@@ -4,11 +4,13 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <cstring>
 
 #include "daemon/exec/exit_status.h"
 #include "platform/posix/fd_passing.h"
@@ -63,7 +65,7 @@ Status send_message(int fd, const std::string& message) {
 }  // namespace
 
 ShimLink::ShimLink(asio::io_context& io, int fd, pid_t pid, UniqueFd shim_pidfd)
-    : socket_(io, fd), pid_(pid), buffer_(shim::kMaxMessage), shim_pidfd_(std::move(shim_pidfd)) {}
+    : socket_(io, fd), pid_(pid), shim_pidfd_(std::move(shim_pidfd)) {}
 
 UniqueFd ShimLink::peer_pidfd(int fd) {
   ucred cred{};
@@ -192,13 +194,16 @@ void ShimLink::set_paused(bool paused) {
 void ShimLink::read_next() {
   if (closed_ || reading_ || paused_) return;
   reading_ = true;
-  socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
-    if (self->closed_ || ec || n == 0) {
+  socket_.async_wait(asio::posix::stream_descriptor::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
+    if (self->closed_) {
       self->reading_ = false;
-      if (!self->closed_) self->lost(ec ? ec.message() : "connection closed");
       return;
     }
-    self->on_message(std::string_view(self->buffer_.data(), n));
+    if (ec) {
+      self->reading_ = false;
+      self->lost(ec.message());
+      return;
+    }
     self->read_ready();  // still `reading_`: no second read starts and overtakes these
     self->reading_ = false;
     self->read_next();
@@ -210,15 +215,53 @@ void ShimLink::read_next() {
 void ShimLink::read_ready() {
   constexpr int kMaxMessagesPerTurn = 32;
   for (int i = 0; i < kMaxMessagesPerTurn && !closed_ && !paused_; ++i) {
-    const ssize_t n = ::recv(socket_.native_handle(), buffer_.data(), buffer_.size(), MSG_DONTWAIT);
-    if (n > 0) {
-      on_message(std::string_view(buffer_.data(), static_cast<size_t>(n)));
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return;  // nothing more now; the end or an error is reported by the next async read
-    }
+    const ssize_t n = receive_one_message();
+    if (n > 0) continue;
+    if (n == -EINTR) continue;
+    if (n == -EAGAIN || n == -EWOULDBLOCK) return;  // nothing more now
+    lost(n == 0 ? "connection closed" : std::strerror(static_cast<int>(-n)));
+    return;
   }
+}
+
+ssize_t ShimLink::receive_one_message() {
+  const int fd = socket_.native_handle();
+  if (!handlers_.prepare_output) {
+    if (buffer_.empty()) buffer_.resize(shim::kMaxMessage);  // only without a ring to receive into
+    const ssize_t n = ::recv(fd, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
+    if (n < 0) return -errno;
+    if (n > 0) on_message(std::string_view(buffer_.data(), static_cast<size_t>(n)));
+    return n;
+  }
+  // The header (type and offset of an output message) here, the rest straight into the ring.
+  constexpr size_t kHeader = 9;
+  char header[kHeader];
+  const auto space = handlers_.prepare_output(shim::kMaxMessage);
+  iovec iov[3] = {{header, kHeader}, {space[0].data(), space[0].size()}, {space[1].data(), space[1].size()}};
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = space[1].empty() ? 2 : 3;
+  const ssize_t n = ::recvmsg(fd, &msg, MSG_DONTWAIT);
+  if (n <= 0) {
+    const ssize_t result = n < 0 ? -errno : 0;
+    handlers_.discard_output();
+    return result;
+  }
+  const size_t total = static_cast<size_t>(n);
+  const size_t in_space = total > kHeader ? total - kHeader : 0;
+  if (header[0] == static_cast<char>(Type::kOutput) && total >= kHeader) {
+    const uint64_t offset = *shim::decode_u64(std::string_view(header + 1, 8));  // 8 bytes: always decodes
+    if (handlers_.take_output(offset, in_space)) return n;
+  }
+  // Anything else: the whole message, copied out of the space before it is given back.
+  std::string message(header, std::min(total, kHeader));
+  for (const std::span<char>& part : space) {
+    const size_t take = std::min(part.size(), total - message.size());
+    message.append(part.data(), take);
+  }
+  handlers_.discard_output();
+  on_message(message);
+  return n;
 }
 
 void ShimLink::on_message(std::string_view message) {

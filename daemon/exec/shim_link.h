@@ -7,9 +7,11 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <array>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,14 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
     std::function<void()> on_output_closed;
     std::function<void(const ExitStatus&)> on_exit;
     std::function<void(const std::string& why)> on_lost;  // the shim went away
+    // Optional, all three or none: output received in place. `prepare_output` gives where the
+    // next message may land (the session's ring, past its retained window); after each
+    // receive into it exactly one of `take_output` (an output message at `offset` of `n`
+    // bytes, now in that space: true when the session kept it there) or `discard_output`
+    // follows. Output not taken is copied out and goes to `on_output` as usual.
+    std::function<std::array<std::span<char>, 2>(size_t max_bytes)> prepare_output;
+    std::function<bool(uint64_t offset, size_t n)> take_output;
+    std::function<void()> discard_output;
   };
 
   // Starts a shim in `session_dir` and has it spawn `request` (its pass_fd and join_fds are
@@ -88,6 +98,9 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   static UniqueFd peer_pidfd(int fd);
   void read_next();
   void read_ready();
+  // One message, received in place when the handlers allow it. >0: handled; 0: the end;
+  // <0: -errno.
+  ssize_t receive_one_message();
   void on_message(std::string_view message);
   void send(std::string message);
   void pump();

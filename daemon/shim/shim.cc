@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -139,8 +140,10 @@ class Keeper {
         control_(io),
         listener_(io),
         proxy_channel_(io),
-        ring_(std::max(window, 4 * proto::kMaxChunk)),  // room to read while a chunk is in flight
-        read_buffer_(proto::kMaxChunk) {
+        // The command's output is read straight into the ring, into the slack past the
+        // retained window (so a read in flight never overwrites a byte still to be sent or
+        // replayed), and sent straight from it.
+        ring_(std::max(window, 4 * proto::kMaxChunk), proto::kMaxChunk) {
     if (process.input.valid() && input_open) input_.assign(process.input.release());
   }
 
@@ -184,7 +187,8 @@ class Keeper {
     connected_ = false;
     outbox_.clear();
     after_output_.clear();
-    writing_ = false;
+    waiting_writable_ = false;
+    ++connection_;
     read_output();  // no daemon to wait for: keep reading, the ring bounds what is kept
   }
 
@@ -278,53 +282,73 @@ class Keeper {
   void send_after_output(std::string message) {
     if (!connected_ || awaiting_hello_ || write_failed_) return;
     after_output_.push_back(std::move(message));
-    flush_ring();
+    pump();
   }
 
+  void flush_ring() { pump(); }
+
+  // Sends what is due, in order: queued messages (the pid, the state), then the output the
+  // daemon has not had, in chunks sent straight from the ring (no copy: sendmsg gathers the
+  // header and the ring's bytes into one message), then "output closed" and the exit. Each
+  // send is non-blocking; a full socket waits for room. While a daemon is connected nothing
+  // it has not had is overwritten (the reader waits: back-pressure).
   void pump() {
-    if (writing_ || outbox_.empty() || !connected_ || write_failed_) return;
-    writing_ = true;
-    asio::async_write(control_, asio::buffer(outbox_.front()), [this](const boost::system::error_code& ec, size_t) {
-      writing_ = false;
-      if (ec) {
-        // The daemon closed its end. What it sent before closing (a kRelease at shutdown) is
-        // still queued for reading: disconnecting here would discard it and leave the command
-        // running for a daemon that said it was done. The read side sees the end and disconnects.
-        outbox_.clear();
-        after_output_.clear();
-        if (ec != asio::error::operation_aborted) write_failed_ = true;
+    if (waiting_writable_ || !connected_ || awaiting_hello_ || write_failed_) return;
+    const int fd = control_.native_handle();
+    while (true) {
+      ssize_t sent;
+      if (!outbox_.empty()) {
+        sent = ::send(fd, outbox_.front().data(), outbox_.front().size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (sent >= 0) {
+          outbox_.pop_front();
+          continue;
+        }
+      } else if (sent_ < ring_.end_offset()) {
+        if (sent_ < ring_.begin_offset()) sent_ = ring_.begin_offset();
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(ring_.end_offset() - sent_, proto::kMaxChunk));
+        const std::string header = proto::encode_offset_data(Type::kOutput, sent_, std::string_view());
+        const auto parts = ring_.spans(sent_, n);
+        iovec iov[3] = {{const_cast<char*>(header.data()), header.size()},
+                        {const_cast<char*>(parts[0].data()), parts[0].size()},
+                        {const_cast<char*>(parts[1].data()), parts[1].size()}};
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = parts[1].empty() ? 2 : 3;
+        sent = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (sent >= 0) {
+          sent_ += n;
+          read_output();  // room again for output the daemon has not had
+          continue;
+        }
+      } else if (!after_output_.empty()) {
+        // Every byte is out: "output closed" and the exit follow it.
+        while (!after_output_.empty()) {
+          outbox_.push_back(std::move(after_output_.front()));
+          after_output_.pop_front();
+        }
+        continue;
+      } else {
         return;
       }
-      outbox_.pop_front();
-      if (outbox_.empty()) {
-        flush_ring();
-        read_output();  // room again for output the daemon has not had
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        waiting_writable_ = true;
+        control_.async_wait(asio::posix::stream_descriptor::wait_write,
+                            [this, connection = connection_](const boost::system::error_code& ec) {
+                              if (connection != connection_) return;  // an earlier daemon's
+                              waiting_writable_ = false;
+                              if (!ec) pump();
+                            });
+        return;
       }
-      pump();
-    });
-  }
-
-  // Output the connected daemon has not had yet, in chunks, from the ring. While a daemon is
-  // connected nothing it has not had is overwritten (the reader waits: back-pressure).
-  void flush_ring() {
-    if (!connected_ || awaiting_hello_ || write_failed_) return;
-    if (sent_ < ring_.begin_offset()) sent_ = ring_.begin_offset();
-    while (sent_ < ring_.end_offset() && outbox_.size() < 4) {
-      // The message straight from the ring: one copy.
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(ring_.end_offset() - sent_, proto::kMaxChunk));
-      std::string message = proto::encode_offset_data(Type::kOutput, sent_, std::string_view());
-      message.reserve(message.size() + n);
-      ring_.append_to(sent_, n, message);
-      outbox_.push_back(std::move(message));
-      sent_ += n;
+      // The daemon closed its end. What it sent before closing (a kRelease at shutdown) is
+      // still queued for reading: disconnecting here would discard it and leave the command
+      // running for a daemon that said it was done. The read side sees the end and disconnects.
+      outbox_.clear();
+      after_output_.clear();
+      write_failed_ = true;
+      return;
     }
-    if (sent_ == ring_.end_offset()) {
-      while (!after_output_.empty()) {
-        outbox_.push_back(std::move(after_output_.front()));
-        after_output_.pop_front();
-      }
-    }
-    pump();
   }
 
   // -- the sandbox's proxy ports (network mode proxy) --
@@ -353,7 +377,7 @@ class Keeper {
   // handshake, so it must come first). Nothing is queued for it yet, so a direct send keeps
   // the order.
   void offer_proxy_relay() {
-    if (!keeps_proxy_ || !outbox_.empty() || writing_) return;
+    if (!keeps_proxy_ || !outbox_.empty() || waiting_writable_) return;
     auto pair = posix::make_seqpacket_pair();
     if (!pair.ok()) return;
     if (!posix::send_fds(control_.native_handle(), proto::encode(Type::kProxyChannel), {pair->second.get()}).ok()) return;
@@ -389,12 +413,15 @@ class Keeper {
     if (reading_ || output_closed_ || !output_.is_open()) return;
     if (connected_ && ring_.end_offset() - sent_ + proto::kMaxChunk > ring_.capacity()) return;  // back-pressure
     reading_ = true;
-    output_.async_read_some(asio::buffer(read_buffer_), [this](const boost::system::error_code& ec, size_t n) {
+    const auto parts = ring_.prepare(proto::kMaxChunk);
+    const std::array<asio::mutable_buffer, 2> buffers = {asio::buffer(parts[0].data(), parts[0].size()),
+                                                         asio::buffer(parts[1].data(), parts[1].size())};
+    output_.async_read_some(buffers, [this](const boost::system::error_code& ec, size_t n) {
       reading_ = false;
+      ring_.commit(n);
       if (n > 0) {
-        ring_.append(std::string_view(read_buffer_.data(), n));
         read_ready_output(n);
-        flush_ring();
+        pump();
       }
       if (ec) {
         if (ec == asio::error::operation_aborted) return;
@@ -412,10 +439,18 @@ class Keeper {
   void read_ready_output(size_t already) {
     for (int i = 0; i < 64 && already < proto::kMaxChunk; ++i) {
       if (connected_ && ring_.end_offset() - sent_ + proto::kMaxChunk > ring_.capacity()) return;  // back-pressure
-      const ssize_t n = ::read(output_.native_handle(), read_buffer_.data(), proto::kMaxChunk - already);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      ring_.append(std::string_view(read_buffer_.data(), static_cast<size_t>(n)));
+      const auto parts = ring_.prepare(proto::kMaxChunk - already);
+      iovec iov[2] = {{parts[0].data(), parts[0].size()}, {parts[1].data(), parts[1].size()}};
+      const ssize_t n = ::readv(output_.native_handle(), iov, parts[1].empty() ? 1 : 2);
+      if (n < 0 && errno == EINTR) {
+        ring_.commit(0);
+        continue;
+      }
+      if (n <= 0) {
+        ring_.commit(0);
+        return;
+      }
+      ring_.commit(static_cast<size_t>(n));
       already += static_cast<size_t>(n);
     }
   }
@@ -497,7 +532,6 @@ class Keeper {
   std::optional<posix::ReceivedFds> proxy_ports_;
   bool keeps_proxy_ = false;  // network mode proxy, and the ports came or may still come
   exec::OutputRing ring_;
-  std::vector<char> read_buffer_;
   std::array<char, proto::kMaxMessage> control_buffer_{};
   std::deque<std::string> outbox_;
   // "Output closed" and the exit: they follow every byte of output, so they wait here until the
@@ -506,7 +540,8 @@ class Keeper {
   std::deque<std::string> inbox_;
   bool connected_ = false;
   bool awaiting_hello_ = false;
-  bool writing_ = false;
+  bool waiting_writable_ = false;  // the socket was full: a wait for room is pending
+  uint64_t connection_ = 0;        // counts disconnects: a wait of an earlier daemon's is stale
   bool write_failed_ = false;  // the daemon's end is closed; reading drains what it sent
   bool reset_seen_ = false;
   bool writing_input_ = false;

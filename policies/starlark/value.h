@@ -124,6 +124,12 @@ class Heap {
   // Charges `bytes` against the budget; throws NativeError when it is exhausted.
   void charge(size_t bytes);
   size_t used() const { return used_; }
+  // Frees every object and resets the budget, keeping the bookkeeping's capacity: a caller
+  // that evaluates many independent calls reuses one Heap (no Value of before may be used).
+  void clear() {
+    objects_.clear();
+    used_ = 0;
+  }
 
   template <typename T>
   T* make(size_t payload_bytes = 0) {

@@ -87,5 +87,15 @@ TEST(HeadTailBuffer, AWrappingTailMatchesTheNewestBytes) {
   }
 }
 
+TEST(HeadTailBuffer, PushHeadTakesOnlyWhatTheHeadHasRoomFor) {
+  HeadTailBuffer b(8);  // head 4, tail 4
+  EXPECT_EQ(b.push_head("ab"), 2u);
+  EXPECT_EQ(b.push_head("cdef"), 2u);
+  EXPECT_EQ(b.push_head("gh"), 0u);
+  EXPECT_EQ(b.omitted_bytes(), 0u);
+  EXPECT_EQ(b.drain(), "abcd");
+  EXPECT_EQ(b.push_head("xyz"), 3u);
+}
+
 }  // namespace
 }  // namespace codexd::exec

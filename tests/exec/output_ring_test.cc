@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 namespace codexd::exec {
 namespace {
 
@@ -80,6 +83,49 @@ TEST(OutputRing, ReadIntoAndAppendToAgreeWithReadAcrossTheWrap) {
   char buffer[4];
   ring.copy_to(9, 4, buffer);
   EXPECT_EQ(std::string(buffer, 4), "9abc");
+}
+
+// Direct reads: bytes written into prepare()'s spans and committed read back as appended
+// ones would, across growth and wraps, and the prepared slots never hold a retained byte.
+TEST(OutputRing, PreparedSpansCommitLikeAppends) {
+  OutputRing ring(10, 4);
+  OutputRing reference(10);
+  std::string all;
+  for (int i = 0; i < 40; ++i) {
+    const std::string retained_before = ring.read(ring.begin_offset(), 100);
+    auto spans = ring.prepare(4);
+    ASSERT_EQ(spans[0].size() + spans[1].size(), 4u);
+    const size_t n = static_cast<size_t>(i % 5);  // 0 to 4 of the 4 prepared
+    std::string chunk;
+    for (size_t k = 0; k < n; ++k) chunk.push_back(static_cast<char>('a' + (i + k) % 26));
+    // Scribble over the whole prepared space: none of it is retained yet.
+    for (auto& part : spans) std::fill(part.begin(), part.end(), '#');
+    EXPECT_EQ(ring.read(ring.begin_offset(), 100), retained_before) << "round " << i;
+    size_t at = 0;
+    for (auto& part : spans) {
+      for (char& c : part) {
+        if (at < n) c = chunk[at];
+        ++at;
+      }
+    }
+    ring.commit(n);
+    reference.append(chunk);
+    all += chunk;
+    ASSERT_EQ(ring.end_offset(), all.size());
+    ASSERT_EQ(ring.begin_offset(), reference.begin_offset());
+    ASSERT_EQ(ring.read(ring.begin_offset(), 100), reference.read(reference.begin_offset(), 100)) << "round " << i;
+  }
+  EXPECT_LE(ring.allocated_bytes(), 14u);
+}
+
+TEST(OutputRing, SpansCoverTheWrap) {
+  OutputRing ring(6, 2);  // 8 slots
+  ring.append("0123456");
+  ring.append("789");  // offsets 8 and 9 wrap to slots 0 and 1
+  auto parts = ring.spans(5, 5);
+  EXPECT_EQ(std::string(parts[0].data(), parts[0].size()) + std::string(parts[1].data(), parts[1].size()), "56789");
+  EXPECT_EQ(parts[1].size(), 2u);
+  EXPECT_EQ(ring.begin_offset(), 4u);
 }
 
 }  // namespace
