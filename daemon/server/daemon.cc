@@ -607,6 +607,14 @@ Status Daemon::Impl::start_grpc() {
   builder.SetMaxSendMessageSize(16 * 1024 * 1024);
   server = builder.BuildAndStart();
   if (!server) return Internal("gRPC server failed to start");
+  // Probes ask for the server as a whole ("", SERVING by default) or by service name; gRPC's
+  // Shutdown() turns all of them NOT_SERVING.
+  if (grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService()) {
+    for (const char* name : {v1::Exec::service_full_name(), v1::Approvals::service_full_name(), v1::Policy::service_full_name(),
+                             v1::Admin::service_full_name(), v1::Sandbox::service_full_name()}) {
+      health->SetServingStatus(name, true);
+    }
+  }
   return Status::Ok();
 }
 
