@@ -1,6 +1,7 @@
 #include "daemon/shim/shim.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -127,6 +128,12 @@ Result<Received> receive_spawn(int control_fd) {
 
 // ---- the running shim ------------------------------------------------------------------------
 
+// Whether the other end of a connected socket has closed (what it sent may still be unread).
+bool peer_has_closed(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+}
+
 class Keeper {
  public:
   Keeper(asio::io_context& io, std::string dir, posix::SpawnedProcess process, size_t window, bool input_open, bool pty)
@@ -189,6 +196,10 @@ class Keeper {
     after_output_.clear();
     waiting_writable_ = false;
     ++connection_;
+    if (waiting_peer_ && !released_) {
+      connect(std::move(waiting_peer_), true);
+      return;
+    }
     read_output();  // no daemon to wait for: keep reading, the ring bounds what is kept
   }
 
@@ -200,8 +211,14 @@ class Keeper {
         ucred cred{};
         socklen_t len = sizeof cred;
         const bool same_uid = ::getsockopt(peer.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == ::geteuid();
-        // One daemon at a time, and only ours.
-        if (!connected_ && same_uid) connect(std::move(peer), true);
+        // One daemon at a time, and only ours. A daemon that died a moment ago (SIGKILL, then
+        // a restart) may still look connected: its end is closed but this loop has not read
+        // the end yet. The newcomer waits for that instead of being turned away.
+        if (same_uid && !connected_) {
+          connect(std::move(peer), true);
+        } else if (same_uid && peer_has_closed(control_.native_handle())) {
+          waiting_peer_ = std::move(peer);
+        }
       }
       accept_next();
     });
@@ -266,8 +283,12 @@ class Keeper {
     if (is_pty_ && output_.is_open()) {
       if (auto size = posix::pty_size(output_.native_handle()); size.ok()) std::tie(state.rows, state.cols) = *size;
     }
-    send(proto::encode(Type::kState, proto::state_json(state)));
+    // Output from the state's begin_offset on, whatever arrived since the connection was
+    // accepted: sending the state pumps the ring too, so where it starts is set first (output
+    // read between accept and kHello once went out from the accept's offset, and the daemon
+    // took the bytes before it for lost).
     sent_ = ring_.begin_offset();
+    send(proto::encode(Type::kState, proto::state_json(state)));
     flush_ring();
     if (output_closed_) send_after_output(proto::encode(Type::kOutputClosed));
     if (exit_) send_after_output(proto::encode_exit(*exit_));
@@ -529,6 +550,7 @@ class Keeper {
   asio::posix::stream_descriptor listener_;
   asio::posix::stream_descriptor proxy_channel_;  // until the sandbox has sent its ports
   UniqueFd relay_;                                // the connected daemon's, until it has them
+  UniqueFd waiting_peer_;  // a daemon that connected while its predecessor's close was unread
   std::optional<posix::ReceivedFds> proxy_ports_;
   bool keeps_proxy_ = false;  // network mode proxy, and the ports came or may still come
   exec::OutputRing ring_;

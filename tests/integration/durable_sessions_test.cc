@@ -47,11 +47,11 @@ std::string attach_until(v1::Exec::Stub& stub, int id, uint64_t from, const std:
     EXPECT_EQ(event.output().offset(), expected) << "output out of order";
     expected = event.output().offset() + event.output().data().size();
     bytes += event.output().data();
-    if (enough(bytes)) {
-      context.TryCancel();
-      break;
-    }
+    if (enough(bytes)) break;
   }
+  // The counter never ends its stream: whatever stopped the loop (enough bytes, a gap), the
+  // call is cancelled rather than left to its deadline.
+  context.TryCancel();
   reader->Finish();
   return bytes;
 }
