@@ -133,7 +133,9 @@ int run_resolve(const ClientOptions& options, const std::string& approval_id, in
   v1::ResolveApprovalResponse response;
   auto status = call_unary<v1::Approvals>(options, &v1::Approvals::Stub::ResolveApproval, request, &response);
   if (!status.ok()) return report_rpc_error(status, options);
-  if (!options.json) std::printf("%s: %s\n", approval_id.c_str(), v1::ReviewDecision_Name(request.decision()).c_str());
+  // What was resolved and how (the request as sent, which the daemon accepted whole).
+  if (options.json) print_json(request);
+  else std::printf("%s: %s\n", approval_id.c_str(), v1::ReviewDecision_Name(request.decision()).c_str());
   return 0;
 }
 

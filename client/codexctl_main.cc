@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <variant>
 
@@ -12,6 +13,10 @@
 #include "client/policy_check/policy_check.h"
 #include "codexd/api_constants.h"
 #include "codexd/v1/approvals.pb.h"
+
+#ifndef CODEXD_VERSION
+#define CODEXD_VERSION "0.0.0"
+#endif
 
 using namespace codexd::client;
 
@@ -47,6 +52,53 @@ std::optional<int> maybe_policy_check(std::vector<std::string> args, ClientOptio
   return run_daemon_policy_check(options, check.command, check.pretty, check.resolve_host_executables);
 }
 
+// Edit distance (insertions, deletions, substitutions), for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The first word after the global options, when it names no subcommand: CLI11 alone would say
+// "A subcommand is required". Says which word, and the closest command if one is close.
+std::optional<int> reject_unknown_subcommand(CLI::App& app, const std::vector<std::string>& args) {
+  size_t i = 0;
+  while (i < args.size()) {
+    const std::string& word = args[i];
+    if (word == "--socket" || word == "--agent-id") {
+      i += 2;
+    } else if (!word.empty() && word[0] == '-') {
+      ++i;  // --json, --socket=..., --help, --version, or a mistake CLI11 reports itself
+    } else {
+      break;
+    }
+  }
+  if (i >= args.size()) return std::nullopt;
+  const std::string& word = args[i];
+  std::string closest;
+  size_t best = 3;  // at most two edits away
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_name() == word) return std::nullopt;
+    const size_t d = edit_distance(word, sub->get_name());
+    if (d < best || (sub->get_name().rfind(word, 0) == 0 && closest.empty())) {
+      best = std::min(d, best);
+      closest = sub->get_name();
+    }
+  }
+  std::fprintf(stderr, "codexctl: unknown command \"%s\"%s (codexctl --help lists them)\n", word.c_str(),
+               closest.empty() ? "" : ("; did you mean \"" + closest + "\"?").c_str());
+  return kExitUsage;
+}
+
 int run(int argc, char** argv) {
   ClientOptions options = options_from_env();
   if (auto code = maybe_policy_check({argv + 1, argv + argc}, options)) return *code;
@@ -54,7 +106,9 @@ int run(int argc, char** argv) {
   CLI::App app{"codexctl: talk to codexd (run commands, watch sessions, answer approvals)"};
   app.require_subcommand(1);
   app.fallthrough();
-  app.add_option("--socket", options.socket, "codexd socket (default: $CODEXD_SOCKET or the user-mode path)");
+  app.set_version_flag("--version", std::string("codexctl ") + CODEXD_VERSION);
+  app.add_option("--socket", options.socket,
+                 "codexd socket: PATH or unix:PATH (default: $CODEXD_SOCKET or the user-mode path)");
   app.add_flag("--json", options.json, "Machine-readable output (one JSON document per result)");
   app.add_option("--agent-id", options.agent_id, "Label for this client in logs and approvals (default: codexctl)");
   int result = 0;
@@ -195,6 +249,7 @@ int run(int argc, char** argv) {
         result = kExitUsage;
       });
 
+  if (auto code = reject_unknown_subcommand(app, {argv + 1, argv + argc})) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

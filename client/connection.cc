@@ -38,11 +38,18 @@ void exit_process(int code) {
 #endif
 }
 
+std::string socket_path(const std::string& socket) {
+  // unix:PATH as in the daemon's `listen` (and gRPC's unix:///abs), or the path itself.
+  if (socket.rfind("unix://", 0) == 0) return socket.substr(7);
+  if (socket.rfind("unix:", 0) == 0) return socket.substr(5);
+  return socket;
+}
+
 std::shared_ptr<grpc::Channel> connect(const ClientOptions& options) {
   keep_grpc_until_exit();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
-  return grpc::CreateCustomChannel("unix:" + options.socket, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel("unix:" + socket_path(options.socket), grpc::InsecureChannelCredentials(), args);
 }
 
 void prepare(grpc::ClientContext& context, const ClientOptions& options) {

@@ -19,6 +19,8 @@ struct ClientOptions {
   std::string agent_id;  // --agent-id, else $CODEXD_AGENT_ID, else "codexctl"
 };
 
+// The socket's path from --socket / $CODEXD_SOCKET: PATH, unix:PATH or unix://PATH.
+std::string socket_path(const std::string& socket);
 std::shared_ptr<grpc::Channel> connect(const ClientOptions& options);
 // Labels the call with the agent id.
 void prepare(grpc::ClientContext& context, const ClientOptions& options);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -69,6 +70,44 @@ class InlineApprover {
   std::thread thread_;
 };
 
+// `--json exec` without --detach: the whole run, polled to its end, in one result: the first
+// answer's fields, every answer's output in order (each within its own token budget), the
+// token counts added up, and the exit (code, signal, termination, usage) of the last answer.
+// A script then gets the exit code as codexctl's own, never a 0 for a command still running.
+int follow_to_exit_as_json(const ClientOptions& options, v1::Exec::Stub& stub, v1::ExecResult result,
+                           std::optional<uint32_t> max_output_tokens) {
+  const int session_id = result.session_id();
+  SignalForwarder signals(stub, options, session_id, false);  // Ctrl-C interrupts the command
+  const auto started = std::chrono::steady_clock::now() - std::chrono::duration<double>(result.wall_time_seconds());
+  while (!result.has_exit_code()) {
+    v1::PollRequest request;
+    request.set_session_id(session_id);
+    request.set_yield_time_ms(30'000);
+    if (max_output_tokens) request.set_max_output_tokens(*max_output_tokens);
+    v1::ExecResult next;
+    grpc::ClientContext context;
+    prepare(context, options);
+    grpc::Status status = stub.Poll(&context, request, &next);
+    if (!status.ok()) return report_rpc_error(status, options);
+    result.mutable_output()->append(next.output());
+    result.set_original_token_count(result.original_token_count() + next.original_token_count());
+    result.set_output_offset(next.output_offset());
+    result.set_likely_sandbox_denied(result.likely_sandbox_denied() || next.likely_sandbox_denied());
+    for (const auto& warning : next.warnings()) result.add_warnings(warning);
+    *result.mutable_usage() = next.usage();
+    if (next.has_exit_code()) {
+      result.clear_session_id();
+      result.set_exit_code(next.exit_code());
+      if (next.has_signal()) result.set_signal(next.signal());
+      result.set_termination(next.termination());
+    }
+  }
+  result.set_wall_time_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  result.clear_text();  // the model's rendering is per answer; this object spans several
+  std::printf("%s\n", to_json(result).c_str());
+  return result.exit_code();
+}
+
 }  // namespace
 
 int run_exec(const ClientOptions& options, const ExecArgs& args) {
@@ -93,8 +132,9 @@ int run_exec(const ClientOptions& options, const ExecArgs& args) {
       request.set_cols(size->cols);
     }
   }
-  // Stream early: a short first wait, the rest arrives through Attach.
-  request.set_yield_time_ms(args.yield_ms.value_or(options.json ? 10000 : 250));
+  // Stream early: a short first wait, the rest arrives through Attach (or, with --json, by
+  // Poll). --detach returns after the shortest wait the daemon allows.
+  request.set_yield_time_ms(args.yield_ms.value_or(options.json && !args.detach ? 10000 : 250));
   // A terminal gets everything the daemon retained (no model budget); --json keeps Codex's.
   if (args.max_output_tokens) request.set_max_output_tokens(*args.max_output_tokens);
   else if (!options.json) request.set_max_output_tokens(1'000'000);
@@ -127,6 +167,9 @@ int run_exec(const ClientOptions& options, const ExecArgs& args) {
   if (!status.ok()) return report_rpc_error(status, options);
 
   if (options.json) {
+    if (!result.has_rejection() && result.has_session_id() && !args.detach && !args.dry_run) {
+      return follow_to_exit_as_json(options, *stub, std::move(result), args.max_output_tokens);
+    }
     std::printf("%s\n", to_json(result).c_str());
     if (result.has_rejection()) return kExitRejected;
     return result.has_exit_code() ? result.exit_code() : 0;
@@ -139,16 +182,26 @@ int run_exec(const ClientOptions& options, const ExecArgs& args) {
     std::printf("%s", result.text().c_str());
     return 0;
   }
+  if (args.detach && result.has_session_id()) {
+    // The id alone on stdout, for `id=$(codexctl exec --detach -- ...)`. What the command wrote
+    // in the first wait is not printed: `codexctl attach ID` replays it.
+    std::printf("%d\n", result.session_id());
+    std::fflush(stdout);
+    std::fprintf(stderr, "codexctl: session %d is running (codexctl attach %d)\n", result.session_id(), result.session_id());
+    return 0;
+  }
   std::fwrite(result.output().data(), 1, result.output().size(), stdout);
   std::fflush(stdout);
   if (result.likely_sandbox_denied()) {
     std::fprintf(stderr, "codexctl: the output looks like the sandbox refused something\n");
   }
-  if (result.has_exit_code()) return result.exit_code();
   if (args.detach) {
-    std::fprintf(stderr, "codexctl: session %d is running (codexctl attach %d)\n", result.session_id(), result.session_id());
-    return 0;
+    // Ended within the first wait: no session is left to detach from. Its output went to
+    // stdout as for a plain exec, and its code is codexctl's.
+    std::fprintf(stderr, "codexctl: the command exited with code %d within the first wait; no session was left running\n",
+                 result.exit_code());
   }
+  if (result.has_exit_code()) return result.exit_code();
   return follow_session(options, channel, result.session_id(), result.output_offset(), args.tty, true);
 }
 

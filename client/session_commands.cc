@@ -142,7 +142,17 @@ int run_write(const ClientOptions& options, int session_id, const std::string& t
   request.set_chars(escapes ? unescape(text) : text);
   if (yield_ms) request.set_yield_time_ms(*yield_ms);
   v1::ExecResult result;
-  return print_exec_result(options, call_unary<v1::Exec>(options, &v1::Exec::Stub::WriteStdin, request, &result), result);
+  grpc::Status status = call_unary<v1::Exec>(options, &v1::Exec::Stub::WriteStdin, request, &result);
+  if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+      status.error_message().find("stdin is closed") != std::string::npos) {
+    // The daemon's words are for a model (Codex's tool); a person gets codexctl's.
+    std::fprintf(stderr,
+                 "codexctl: session %d has no stdin: it was started without --tty (stdin closed); "
+                 "start it with `codexctl exec --tty` to write to it\n",
+                 session_id);
+    return kExitRpcError;
+  }
+  return print_exec_result(options, status, result);
 }
 
 int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms, std::optional<uint64_t> from_offset) {

@@ -123,13 +123,22 @@ void acknowledge_exit(v1::Exec::Stub& stub, const ClientOptions& options, int se
 
 }  // namespace
 
+SignalForwarder::SignalForwarder(v1::Exec::Stub& stub, const ClientOptions& options, int session_id, bool tty)
+    : thread_([this, &stub, &options, session_id, tty] { forward_signals(stub, options, session_id, tty, done_); }) {}
+
+SignalForwarder::~SignalForwarder() {
+  done_.store(true);
+  ::kill(::getpid(), SIGWINCH);  // wake sigwait so the signal thread sees `done_`
+  thread_.join();
+}
+
 int follow_session(const ClientOptions& options, std::shared_ptr<grpc::Channel> channel, int session_id,
                    std::optional<uint64_t> from_offset, bool tty, bool reap, bool lossless) {
   auto stub = v1::Exec::NewStub(channel);
   std::optional<RawTerminal> raw;
   if (tty && ::isatty(STDIN_FILENO)) raw.emplace();
   std::atomic<bool> done{false};
-  std::thread signal_thread([&] { forward_signals(*stub, options, session_id, tty, done); });
+  std::optional<SignalForwarder> signals(std::in_place, *stub, options, session_id, tty);
   std::thread input_thread;
   if (tty) input_thread = std::thread([&] { forward_stdin(*stub, options, session_id, done); });
 
@@ -137,8 +146,7 @@ int follow_session(const ClientOptions& options, std::shared_ptr<grpc::Channel> 
   std::optional<int> exit_code = stream_output(*stub, options, session_id, from_offset, lossless, status);
   done.store(true);
   raw.reset();
-  ::kill(::getpid(), SIGWINCH);  // wake sigwait so the signal thread sees `done`
-  signal_thread.join();
+  signals.reset();
   if (input_thread.joinable()) input_thread.join();
 
   if (!exit_code) return status.ok() ? kExitRpcError : report_rpc_error(status, options);

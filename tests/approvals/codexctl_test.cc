@@ -209,9 +209,14 @@ TEST_F(Codexctl, DenyAndDenyAbort) {
   }
   {
     auto [call, request] = waiting_mkdir("aborted");
-    auto deny = daemon_.codexctl({"deny", request.approval_id(), "--abort"});
+    // --json: what was resolved and how, as JSON.
+    auto deny = daemon_.codexctl({"--json", "deny", request.approval_id(), "--abort", "--reason", "stop"});
     EXPECT_EQ(deny.exit_code, 0) << deny.err;
-    EXPECT_EQ(deny.out, request.approval_id() + ": ABORT\n");
+    auto resolved = nlohmann::json::parse(deny.out, nullptr, false);
+    ASSERT_FALSE(resolved.is_discarded()) << deny.out;
+    EXPECT_EQ(resolved["approval_id"], request.approval_id());
+    EXPECT_EQ(resolved["decision"], "ABORT");
+    EXPECT_EQ(resolved["rationale"], "stop");
     ASSERT_TRUE(call->wait());
     EXPECT_EQ(call->response().rejection().reason(), v1::Rejection::ABORTED);
     EXPECT_EQ(reviewer_->resolved().decision(), v1::ABORT);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <thread>
 
 #include "tests/integration/daemon_fixture.h"
@@ -24,7 +25,7 @@ class CodexctlTest : public UnsandboxedDaemonTest {
   ProcessResult ctl(const std::vector<std::string>& args, const std::string& stdin_data = "") {
     return daemon_.codexctl(args, stdin_data);
   }
-  // `exec --detach`: the session id from "codexctl: session N is running".
+  // `exec --detach`: the session id, alone on stdout (and said on stderr).
   int detach(const std::vector<std::string>& command, bool tty = false) {
     std::vector<std::string> args = {"exec", "--detach", "-C", daemon_.workspace()};
     if (tty) args.push_back("--tty");
@@ -32,14 +33,11 @@ class CodexctlTest : public UnsandboxedDaemonTest {
     args.insert(args.end(), command.begin(), command.end());
     auto r = ctl(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    detached_out_ = r.out;  // what the first wait returned
-    auto id = find_number(r.err, "session ");
-    EXPECT_TRUE(id) << r.err;
-    EXPECT_THAT(r.err, HasSubstr("is running (codexctl attach " + std::to_string(id.value_or(0)) + ")"));
-    return static_cast<int>(id.value_or(0));
+    EXPECT_THAT(r.out, MatchesRegex("[0-9]+\n")) << "stdout holds the id alone";
+    const int id = std::atoi(r.out.c_str());
+    EXPECT_EQ(r.err, "codexctl: session " + std::to_string(id) + " is running (codexctl attach " + std::to_string(id) + ")\n");
+    return id;
   }
-
-  std::string detached_out_;
 };
 
 TEST_F(CodexctlTest, ExecExitsWithTheCommandsCodeAndPrintsItsOutput) {
@@ -98,8 +96,9 @@ TEST_F(CodexctlTest, DetachSessionsPollAndKillWithASignal) {
   EXPECT_EQ(parsed["sessions"][0]["session_id"], id);
   EXPECT_EQ(parsed["sessions"][0]["running"], true);
 
-  // `poll --yield-ms` returns at the first output.
-  std::string out = detached_out_;
+  // What the first wait had (not printed by --detach), re-read from offset 0; then `poll
+  // --yield-ms` returns at the first output.
+  std::string out = ctl({"poll", std::to_string(id), "--from-offset", "0"}).out;
   for (int i = 0; i < 50 && out.find("ready\n") == std::string::npos; ++i) {
     auto polled = ctl({"poll", std::to_string(id), "--yield-ms", "10000"});
     ASSERT_EQ(polled.exit_code, 0) << polled.err;
@@ -129,7 +128,7 @@ TEST_F(CodexctlTest, DetachSessionsPollAndKillWithASignal) {
 
 TEST_F(CodexctlTest, PollFromOffsetPrintsTheOutputAgainAndTheNextOffset) {
   const int id = detach({"sh", "-c", "echo hello; exec sleep 60"});
-  std::string out = detached_out_;
+  std::string out = ctl({"poll", std::to_string(id), "--from-offset", "0"}).out;  // what the first wait had
   for (int i = 0; i < 50 && out.find("hello\n") == std::string::npos; ++i) {
     auto polled = ctl({"poll", std::to_string(id), "--yield-ms", "10000"});
     ASSERT_EQ(polled.exit_code, 0) << polled.err;
@@ -179,7 +178,8 @@ TEST_F(CodexctlTest, AttachReplaysAndFollowsUntilTheExitCode) {
   EXPECT_EQ(from.out, "e\ntwo\n");
   // attach does not consume the exit: poll reports it (and the output it never returned).
   auto polled = ctl({"poll", std::to_string(id)});
-  EXPECT_EQ(detached_out_ + polled.out, "one\ntwo\n");
+  // ("one" may have gone with the first wait of --detach, which does not print it.)
+  EXPECT_TRUE(polled.out == "one\ntwo\n" || polled.out == "two\n") << polled.out;
   EXPECT_EQ(polled.err, "codexctl: process exited with code 4\n");
 }
 
@@ -195,7 +195,67 @@ TEST_F(CodexctlTest, WriteTalksToATtySessionAndIsRefusedOnAPipe) {
   const int pipe = detach({"sleep", "1000"});
   auto refused = ctl({"write", std::to_string(pipe), "text"});
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_EQ(refused.err, "codexctl: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open\n");
+  EXPECT_EQ(refused.err, "codexctl: session " + std::to_string(pipe) +
+                             " has no stdin: it was started without --tty (stdin closed); start it with `codexctl exec "
+                             "--tty` to write to it\n");
+}
+
+// --json exec is for scripts: it waits for the end and exits with the command's code, however
+// long the command runs (it once printed the first answer and exited 0 while the command ran).
+TEST_F(CodexctlTest, JsonExecWaitsForTheEndAndExitsWithTheCommandsCode) {
+  // The command outlives the first answer (250 ms) by its own sleep: codexctl has to poll on.
+  auto r = ctl({"--json", "exec", "--yield-ms", "250", "-C", daemon_.workspace(), "--", "/bin/sh", "-c",
+                "echo first; sleep 1; echo second; exit 4"});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << r.out;
+  EXPECT_EQ(json["exit_code"], 4);
+  EXPECT_FALSE(json.contains("session_id"));
+  EXPECT_EQ(json["output"], "Zmlyc3QKc2Vjb25kCg==");  // base64("first\nsecond\n")
+  EXPECT_TRUE(list_sessions(*stub_).empty()) << "the exit was consumed";
+}
+
+// --json --detach returns after the shortest first wait with the session id, not after the
+// 10 s that --json waits otherwise.
+TEST_F(CodexctlTest, JsonDetachReturnsTheSessionIdAfterTheShortestWait) {
+  auto r = ctl({"--json", "exec", "--detach", "-C", daemon_.workspace(), "--", "sleep", "1000"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << r.out;
+  ASSERT_TRUE(json.contains("session_id")) << r.out;
+  EXPECT_LT(json["wall_time_seconds"].get<double>(), 5.0) << "it waited for the 10 s yield of --json";
+  EXPECT_EQ(list_sessions(*stub_).size(), 1u);
+}
+
+// A command that ends within the first wait leaves nothing to detach from: codexctl says so
+// (it once printed nothing at all) and exits with the command's code.
+TEST_F(CodexctlTest, DetachOfACommandThatEndsInTheFirstWaitSaysSo) {
+  auto r = ctl({"exec", "--detach", "-C", daemon_.workspace(), "--", "/bin/sh", "-c", "echo done; exit 5"});
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_EQ(r.err, "codexctl: the command exited with code 5 within the first wait; no session was left running\n");
+}
+
+TEST_F(CodexctlTest, SocketTakesUnixColonPathLikeTheDaemonsListen) {
+  for (const std::string& form : {"unix:" + daemon_.socket_path(), "unix://" + daemon_.socket_path()}) {
+    auto r = run_process({TestDaemon::codexctl_binary(), "--socket", form, "status"});
+    EXPECT_EQ(r.exit_code, 0) << form << ": " << r.err;
+  }
+}
+
+TEST_F(CodexctlTest, VersionAndUnknownCommands) {
+  auto version = ctl({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_THAT(version.out, MatchesRegex("codexctl [0-9]+\\.[0-9]+\\.[0-9]+\n"));
+  auto typo = ctl({"sesions"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.err, "codexctl: unknown command \"sesions\"; did you mean \"sessions\"? (codexctl --help lists them)\n");
+  auto after_options = ctl({"--json", "--agent-id", "a", "statsu"});
+  EXPECT_EQ(after_options.exit_code, 2);
+  EXPECT_THAT(after_options.err, HasSubstr("did you mean \"status\"?"));
+  auto far = ctl({"frobnicate"});
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_EQ(far.err, "codexctl: unknown command \"frobnicate\" (codexctl --help lists them)\n");
 }
 
 TEST_F(CodexctlTest, StatusDescribesTheDaemon) {
