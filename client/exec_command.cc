@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <random>
 #include <thread>
 
+#include "client/approval_notice.h"
 #include "client/commands.h"
 #include "client/review_prompt.h"
 #include "client/session_stream.h"
@@ -152,6 +154,7 @@ int run_exec(const ClientOptions& options, const ExecArgs& args) {
   request.set_dry_run(args.dry_run);
 
   std::unique_ptr<InlineApprover> approver;
+  std::unique_ptr<ApprovalNotice> notice;  // when nobody is asked here: say what it waits for
   int tty_fd = -1;
   if (!args.no_prompt && !options.json && ::isatty(STDIN_FILENO)) {
     tty_fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -161,8 +164,17 @@ int run_exec(const ClientOptions& options, const ExecArgs& args) {
   v1::ExecResult result;
   grpc::ClientContext context;
   prepare(context, options);
-  grpc::Status status = stub->ExecCommand(&context, request, &result);
+  std::promise<grpc::Status> finished;
+  std::future<grpc::Status> answered = finished.get_future();
+  stub->async()->ExecCommand(&context, &request, &result, [&finished](grpc::Status s) { finished.set_value(std::move(s)); });
+  // Not answered at once: the command may wait for a reviewer. Unless this terminal is the
+  // reviewer, say which approval it waits for (a quick command never pays for the watch).
+  if (!approver && !args.dry_run && answered.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout) {
+    notice = std::make_unique<ApprovalNotice>(options, channel, request.call_id());
+  }
+  grpc::Status status = answered.get();
   approver.reset();
+  notice.reset();
   if (tty_fd >= 0) ::close(tty_fd);
   if (!status.ok()) return report_rpc_error(status, options);
 
@@ -190,6 +202,11 @@ int run_exec(const ClientOptions& options, const ExecArgs& args) {
     std::fprintf(stderr, "codexctl: session %d is running (codexctl attach %d)\n", result.session_id(), result.session_id());
     return 0;
   }
+  // A terminal session's output carries the remote terminal's line endings (\r\n): the local
+  // terminal is raw before any of it is written, or it adds a \r of its own to each line.
+  // (follow_session's own RawTerminal is then a no-op; this one restores at the end.)
+  std::optional<RawTerminal> raw;
+  if (args.tty) raw.emplace();
   std::fwrite(result.output().data(), 1, result.output().size(), stdout);
   std::fflush(stdout);
   if (result.likely_sandbox_denied()) {

@@ -34,6 +34,7 @@ void RawTerminal::restore_now() {
 }
 
 RawTerminal::RawTerminal() {
+  if (g_raw) return;  // raw already, by an outer RawTerminal: that one restores
   if (!::isatty(STDIN_FILENO) || ::tcgetattr(STDIN_FILENO, &g_saved) != 0) return;
   struct termios raw = g_saved;
   ::cfmakeraw(&raw);
@@ -44,6 +45,8 @@ RawTerminal::RawTerminal() {
   for (int sig : {SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS}) ::signal(sig, restore_and_reraise);
 }
 
-RawTerminal::~RawTerminal() { restore_now(); }
+RawTerminal::~RawTerminal() {
+  if (active_) restore_now();
+}
 
 }  // namespace codexd::client

@@ -16,6 +16,7 @@ struct WindowSize {
 std::optional<WindowSize> terminal_size(int fd);
 
 // Puts stdin in raw mode; the destructor, std::exit handlers and fatal signals restore it.
+// Nested, an inner one changes nothing and leaves the restoring to the outer one.
 class RawTerminal {
  public:
   RawTerminal();

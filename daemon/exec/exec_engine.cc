@@ -234,6 +234,7 @@ void ExecEngine::on_collected(int session_id, Clock::time_point start, uint32_t 
                                " are no longer retained and are missing here");
   }
   outcome.usage = collected.usage;
+  outcome.sandbox = collected.sandbox;
   if (collected.exit) {
     // Reported once: the session is gone from now on ("Unknown process id N"), except for a
     // while to Poll.from_offset, which may re-read a final result that was lost.

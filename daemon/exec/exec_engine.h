@@ -40,6 +40,9 @@ struct UnifiedOutcome {
   std::optional<limits::Termination> termination;  // with exit_code
   std::string termination_note;                    // "killed: memory limit 256 MiB reached" or ""
   limits::ResourceUsage usage;
+  // The session's sandbox: every answer about a session says what it runs in, as
+  // ListSessions does (the orchestrator's first answer has it from the plan too).
+  sandbox::Backend sandbox = sandbox::Backend::kNone;
   // Rendered last (after the orchestrator may have changed fields), see render_text().
   std::string text;
 };

@@ -476,6 +476,7 @@ void Session::complete_waiter(WaitId id) {
     delivered_offset_ = collected.output_offset;
   }
   collected.owner_uid = metadata_.owner_uid;
+  collected.sandbox = metadata_.sandbox;
   // The shim keeps the offset, so a restarted daemon's Poll continues from there.
   if (shim_) shim_->delivered(delivered_offset_);
   // The exit only with the last byte: a re-read that stopped short is not the final result.

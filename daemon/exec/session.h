@@ -65,6 +65,7 @@ struct Collected {
   uint64_t output_offset = 0;        // stream offset after the drained bytes
   uint64_t lost_bytes = 0;           // re-read (WaitRequest::from_offset): bytes from there no longer retained
   uid_t owner_uid = 0;               // the session's owner
+  sandbox::Backend sandbox = sandbox::Backend::kNone;  // what the session runs in
   std::optional<ExitStatus> exit;    // the process exited: the session is over
   limits::Termination termination = limits::Termination::kExited;  // with `exit`
   std::string termination_note;      // with `exit`: "killed: memory limit 256 MiB reached" or ""

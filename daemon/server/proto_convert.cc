@@ -175,6 +175,7 @@ void fill_exec_result(const exec::UnifiedOutcome& outcome, v1::ExecResult* out) 
   for (const auto& w : outcome.warnings) out->add_warnings(w);
   if (outcome.termination) out->set_termination(to_proto(*outcome.termination));
   fill_usage(outcome.usage, out->mutable_usage());
+  out->set_sandbox(to_proto(outcome.sandbox));
 }
 
 void fill_exec_result(const orchestrator::CommandResult& result, v1::ExecResult* out) {

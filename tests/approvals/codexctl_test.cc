@@ -350,15 +350,46 @@ TEST_F(Codexctl, ApprovalsWatchOnATerminalApprovesForTheSession) {
   watch.wait();
 }
 
-TEST_F(Codexctl, ExecWithoutATerminalWaitsForAReviewer) {
+// Nobody to ask here: codexctl says which approval it waits for and how to answer it (it
+// once waited in silence), then how it was answered.
+TEST_F(Codexctl, ExecWithoutATerminalWaitsForAReviewerAndSaysSo) {
   Child exec(ctl({"exec", "-C", ws(), "--", "mkdir", "waited"}), /*pty=*/false);
   auto request = reviewer_->added();
   EXPECT_EQ(request.agent_id(), "codexctl");
   EXPECT_EQ(request.argv(1), "waited");
-  ASSERT_TRUE(reviewer_->resolve(request.approval_id(), v1::APPROVED).ok());
+  const std::string& id = request.approval_id();
+  ASSERT_NE(exec.read_until("codexctl: waiting for approval " + id + "; answer with `codexctl approve " + id +
+                            "` or `codexctl deny " + id + "`\n"),
+            std::string::npos)
+      << exec.output();
+  ASSERT_TRUE(reviewer_->resolve(id, v1::APPROVED).ok());
   EXPECT_EQ(exec.wait(), 0) << exec.output();
   EXPECT_TRUE(exists(ws("waited")));
+  EXPECT_THAT(exec.output(), HasSubstr("codexctl: " + id + ": APPROVED\n"));
   EXPECT_THAT(exec.output(), ::testing::Not(HasSubstr("approve?")));
+}
+
+// --no-prompt on a terminal: the waiting line is live, with the time waited.
+TEST_F(Codexctl, ExecWithNoPromptOnATerminalKeepsALiveWaitingLine) {
+  Child exec(ctl({"exec", "--no-prompt", "-C", ws(), "--", "mkdir", "live"}), /*pty=*/true);
+  auto request = reviewer_->added();
+  const std::string& id = request.approval_id();
+  ASSERT_NE(exec.read_until("\r\033[Kcodexctl: waiting for approval " + id + " (0s)"), std::string::npos) << exec.output();
+  // The line is redrawn every second: wait for the next drawing (an event on the terminal).
+  ASSERT_NE(exec.read_until("\r\033[Kcodexctl: waiting for approval " + id + " (1s)"), std::string::npos) << exec.output();
+  EXPECT_THAT(exec.output(), ::testing::Not(HasSubstr("approve?")));
+  ASSERT_TRUE(reviewer_->resolve(id, v1::DENIED).ok());
+  EXPECT_EQ(exec.wait(), 125) << exec.output();
+  EXPECT_THAT(exec.output(), HasSubstr("codexctl: " + id + ": DENIED"));
+}
+
+// A terminal session's first output (the remote terminal's \r\n) is written with the local
+// terminal raw already: in cooked mode each line once ended in \r\r\n.
+TEST_F(Codexctl, TtyOutputOfTheFirstWaitKeepsItsLineEndings) {
+  Child exec(ctl({"exec", "--tty", "-C", ws(), "--", "echo", "first"}), /*pty=*/true);
+  EXPECT_EQ(exec.wait(), 0) << exec.output();
+  EXPECT_THAT(exec.output(), HasSubstr("first\r\n"));
+  EXPECT_THAT(exec.output(), ::testing::Not(HasSubstr("\r\r\n")));
 }
 
 }  // namespace

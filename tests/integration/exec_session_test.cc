@@ -314,5 +314,34 @@ TEST(SandboxedExec, ChildrenInheritNoDescriptorsBeyondStdioUnderTheDefaultSandbo
   EXPECT_EQ(daemon.stop(), 0);
 }
 
+// Every answer about a session names its sandbox, as ListSessions does: Poll and WriteStdin
+// once said SANDBOX_NONE for a bwrap session.
+TEST(SandboxedExec, PollAndWriteStdinReportTheSandboxThatListSessionsReports) {
+  TestDaemon daemon;  // workspace-write: sandboxed
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  auto stub = v1::Exec::NewStub(daemon.channel());
+  auto request = argv_request(daemon, {"/bin/cat"}, 0);
+  request.set_tty(true);  // stdin stays open: WriteStdin takes bytes
+  auto started = exec_command(*stub, request);
+  ASSERT_TRUE(started.status.ok()) << describe(started.status);
+  if (started.result.rejection().reason() == v1::Rejection::SANDBOX_UNAVAILABLE) {
+    GTEST_SKIP() << "no sandbox backend here: " << started.result.rejection().message();
+  }
+  ASSERT_TRUE(started.result.has_session_id()) << started.result.text();
+  const auto listed = list_sessions(*stub);
+  ASSERT_EQ(listed.size(), 1u);
+  ASSERT_NE(listed[0].sandbox(), v1::SANDBOX_NONE);
+  EXPECT_EQ(started.result.sandbox(), listed[0].sandbox());
+  auto polled = poll(*stub, started.result.session_id(), 0);
+  ASSERT_TRUE(polled.status.ok()) << describe(polled.status);
+  EXPECT_EQ(polled.result.sandbox(), listed[0].sandbox()) << "Poll";
+  auto written = write_stdin(*stub, started.result.session_id(), "x\n", 0);
+  ASSERT_TRUE(written.status.ok()) << describe(written.status);
+  EXPECT_EQ(written.result.sandbox(), listed[0].sandbox()) << "WriteStdin";
+  ASSERT_TRUE(cancel(*stub, started.result.session_id(), v1::CancelRequest::KILL).ok());
+  stub.reset();
+  EXPECT_EQ(daemon.stop(), 0);
+}
+
 }  // namespace
 }  // namespace codexd::testing
