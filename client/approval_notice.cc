@@ -23,7 +23,10 @@ ApprovalNotice::ApprovalNotice(const ClientOptions& options, const std::shared_p
 
 ApprovalNotice::~ApprovalNotice() {
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    // The call was answered; the answer's event travels on the watch stream and may come a
+    // moment after the reply: wait for it (briefly) so that the resolution is always said.
+    wake_.wait_for(lock, std::chrono::seconds(2), [this] { return waiting_for_.empty() || stream_ended_; });
     stopping_ = true;
     if (live_ && !waiting_for_.empty()) std::fputs("\r\033[K", stderr);  // the command's output follows
     waiting_for_.clear();
@@ -43,6 +46,7 @@ void ApprovalNotice::watch() {
     if (event.has_added() && event.added().call_id() == call_id_) {
       waiting_for_ = event.added().approval_id();
       since_ = std::chrono::steady_clock::now();
+      wake_.notify_all();  // the clock starts
       if (live_) {
         print_live_line();
       } else {
@@ -54,9 +58,13 @@ void ApprovalNotice::watch() {
       std::fprintf(stderr, "codexctl: %s: %s\n", waiting_for_.c_str(),
                    v1::ReviewDecision_Name(event.resolved().decision()).c_str());
       waiting_for_.clear();
+      wake_.notify_all();
     }
   }
   reader->Finish();
+  std::lock_guard lock(mutex_);
+  stream_ended_ = true;
+  wake_.notify_all();
 }
 
 void ApprovalNotice::print_live_line() {
@@ -66,12 +74,18 @@ void ApprovalNotice::print_live_line() {
   std::fflush(stderr);
 }
 
-// The live line's clock: once a second while a request is on it.
+// The live line's clock: redrawn at each whole second waited while a request is on it.
 void ApprovalNotice::refresh_live_line() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
-    wake_.wait_for(lock, std::chrono::seconds(1));
-    if (!stopping_ && !waiting_for_.empty()) print_live_line();
+    if (waiting_for_.empty()) {
+      wake_.wait(lock);
+      continue;
+    }
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - since_);
+    const std::string on_line = waiting_for_;
+    wake_.wait_until(lock, since_ + waited + std::chrono::seconds(1));
+    if (!stopping_ && waiting_for_ == on_line) print_live_line();
   }
 }
 

@@ -40,6 +40,7 @@ class ApprovalNotice {
   std::string waiting_for_;  // the approval on the live line, "" when none
   std::chrono::steady_clock::time_point since_;
   bool stopping_ = false;
+  bool stream_ended_ = false;
   std::thread watcher_;
   std::thread ticker_;
 };

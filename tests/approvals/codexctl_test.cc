@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+
 #include "tests/approvals/approvals_test_util.h"
 #include "tests/support/wait_exit.h"
 
@@ -374,9 +376,13 @@ TEST_F(Codexctl, ExecWithNoPromptOnATerminalKeepsALiveWaitingLine) {
   Child exec(ctl({"exec", "--no-prompt", "-C", ws(), "--", "mkdir", "live"}), /*pty=*/true);
   auto request = reviewer_->added();
   const std::string& id = request.approval_id();
-  ASSERT_NE(exec.read_until("\r\033[Kcodexctl: waiting for approval " + id + " (0s)"), std::string::npos) << exec.output();
-  // The line is redrawn every second: wait for the next drawing (an event on the terminal).
-  ASSERT_NE(exec.read_until("\r\033[Kcodexctl: waiting for approval " + id + " (1s)"), std::string::npos) << exec.output();
+  const std::string line = "\r\033[Kcodexctl: waiting for approval " + id + " (";
+  const size_t first = exec.read_until(line + "0s)");
+  ASSERT_NE(first, std::string::npos) << exec.output();
+  // The line is redrawn each second: the next drawing (an event on the terminal) counts on.
+  const size_t next = exec.read_until(line, first + 1);
+  ASSERT_NE(next, std::string::npos) << exec.output();
+  EXPECT_GE(std::atoi(exec.output().c_str() + next + line.size()), 1) << exec.output();
   EXPECT_THAT(exec.output(), ::testing::Not(HasSubstr("approve?")));
   ASSERT_TRUE(reviewer_->resolve(id, v1::DENIED).ok());
   EXPECT_EQ(exec.wait(), 125) << exec.output();
