@@ -1,10 +1,14 @@
 #include "daemon/orchestrator/approval_store.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <set>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -217,15 +221,43 @@ Status ensure_directory(const std::string& dir) {
 
 }  // namespace
 
+namespace {
+
+// The JSON of a file; the byte offset of a syntax error, not nlohmann's message (which quotes
+// the file's text: commands).
+Result<json> parse_json(std::string_view text) {
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    return Status(StatusCode::kDataLoss, "not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte));
+  }
+}
+
+json stored_approval_json(const StoredApproval& a) {
+  json j = ticket_json(a.ticket);
+  if (a.outcome) j["outcome"] = outcome_json(*a.outcome, a.resolved_at.value_or(Clock::now()));
+  return j;
+}
+
+// Throws Malformed.
+StoredApproval stored_approval_from(const json& j) {
+  StoredApproval a;
+  a.ticket = ticket_from(j);
+  if (j.contains("outcome")) {
+    Clock::time_point at;
+    a.outcome = outcome_from(j["outcome"], &at);
+    a.resolved_at = at;
+  }
+  return a;
+}
+
+}  // namespace
+
 std::string serialize_approval_state(const StoredState& state) {
   json root;
   root["version"] = kApprovalStateVersion;
   json approvals = json::array();
-  for (const auto& a : state.approvals) {
-    json j = ticket_json(a.ticket);
-    if (a.outcome) j["outcome"] = outcome_json(*a.outcome, a.resolved_at.value_or(Clock::now()));
-    approvals.push_back(std::move(j));
-  }
+  for (const auto& a : state.approvals) approvals.push_back(stored_approval_json(a));
   root["approvals"] = std::move(approvals);
   json grants = json::array();
   for (const auto& g : state.grants) {
@@ -236,13 +268,7 @@ std::string serialize_approval_state(const StoredState& state) {
 }
 
 Result<StoredState> parse_approval_state(std::string_view text) {
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    // The byte offset, not nlohmann's message (which quotes the file's text: commands).
-    return Status(StatusCode::kDataLoss, "not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte));
-  }
+  CODEXD_ASSIGN_OR_RETURN(json root, parse_json(text));
   if (!root.is_object()) return Status(StatusCode::kDataLoss, "the top level is not a JSON object");
   auto version = root.find("version");
   if (version == root.end()) return Status(StatusCode::kDataLoss, "no \"version\" field");
@@ -255,16 +281,7 @@ Result<StoredState> parse_approval_state(std::string_view text) {
   try {
     auto approvals = root.find("approvals");
     if (approvals == root.end() || !approvals->is_array()) throw Malformed{"missing array \"approvals\""};
-    for (const auto& j : *approvals) {
-      StoredApproval a;
-      a.ticket = ticket_from(j);
-      if (j.contains("outcome")) {
-        Clock::time_point at;
-        a.outcome = outcome_from(j["outcome"], &at);
-        a.resolved_at = at;
-      }
-      state.approvals.push_back(std::move(a));
-    }
+    for (const auto& j : *approvals) state.approvals.push_back(stored_approval_from(j));
     auto grants = root.find("grants");
     if (grants == root.end() || !grants->is_array()) throw Malformed{"missing array \"grants\""};
     for (const auto& j : *grants) {
@@ -279,6 +296,19 @@ Result<StoredState> parse_approval_state(std::string_view text) {
     return Status(StatusCode::kDataLoss, m.what);
   }
   return state;
+}
+
+std::string serialize_stored_approval(const StoredApproval& a) {
+  return stored_approval_json(a).dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Result<StoredApproval> parse_stored_approval(std::string_view text) {
+  CODEXD_ASSIGN_OR_RETURN(json j, parse_json(text));
+  try {
+    return stored_approval_from(j);
+  } catch (const Malformed& m) {
+    return Status(StatusCode::kDataLoss, m.what);
+  }
 }
 
 Status write_file_atomically(const std::string& path, const std::string& text) {
@@ -320,56 +350,131 @@ Status write_file_atomically(const std::string& path, const std::string& text) {
   return synced;
 }
 
-ApprovalStore::ApprovalStore(std::string dir) : dir_(std::move(dir)), path_(dir_ + "/approvals.json") {}
+namespace {
+
+// An approval id as a file name: what the broker makes ("apr_" and hex), nothing that could
+// leave the directory or hide.
+bool is_file_safe_id(const std::string& id) {
+  if (id.empty() || id.size() > 64 || id[0] == '.') return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+Status fsync_directory(const std::string& dir) {
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return ErrnoStatus("opening " + dir, errno);
+  Status synced = ::fsync(dfd) == 0 ? Status::Ok() : ErrnoStatus("fsync " + dir, errno);
+  ::close(dfd);
+  return synced;
+}
+
+// The whole of a regular file that is not a symbolic link; a reason otherwise.
+Result<std::string> read_plain_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ELOOP) return Status(StatusCode::kDataLoss, "it is a symbolic link");
+    return ErrnoStatus("opening " + path, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status(StatusCode::kDataLoss, "it is not a regular file");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status s = ErrnoStatus("reading " + path, errno);
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+ApprovalStore::ApprovalStore(std::string dir)
+    : dir_(std::move(dir)), path_(dir_ + "/approvals.json"), approvals_dir_(dir_ + "/approvals.d") {}
+
+std::string ApprovalStore::file_of(const std::string& id) const { return approvals_dir_ + "/" + id + ".json"; }
+
+// approvals.d/<id>.json, each one approval. A file that cannot be used is moved aside
+// (<name>.corrupt-<unix time>) and reported; the others still load.
+void ApprovalStore::load_approval_files(LoadedApprovalState& loaded) {
+  DIR* dir = ::opendir(approvals_dir_.c_str());
+  if (dir == nullptr) return;  // none yet (or unreadable: the next write says so)
+  loaded.found = true;
+  std::vector<std::string> names;
+  while (dirent* entry = ::readdir(dir)) names.emplace_back(entry->d_name);
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
+  for (const std::string& name : names) {
+    const std::string path = approvals_dir_ + "/" + name;
+    if (name.find(".json.tmp-") != std::string::npos) {
+      ::unlink(path.c_str());  // a write a crash interrupted: the file before it is intact
+      continue;
+    }
+    if (name.size() <= 5 || name.compare(name.size() - 5, 5, ".json") != 0) continue;
+    const std::string id = name.substr(0, name.size() - 5);
+    if (!is_file_safe_id(id)) continue;
+    auto text = read_plain_file(path);
+    Result<StoredApproval> approval = text.ok() ? parse_stored_approval(*text) : Result<StoredApproval>(text.status());
+    if (approval.ok() && approval->ticket.id != id) {
+      approval = Status(StatusCode::kDataLoss, "it holds approval " + approval->ticket.id);
+    }
+    if (!approval.ok()) {
+      const std::string aside = path + ".corrupt-" + std::to_string(now);
+      const bool moved = ::rename(path.c_str(), aside.c_str()) == 0;
+      spdlog::error("saved approval {} is unusable ({}); {}", path, approval.status().message(),
+                    moved ? "moved to " + aside : "left in place");
+      loaded.set_aside.push_back(name + ": " + approval.status().message());
+      continue;
+    }
+    on_disk_[id] = approval->outcome.has_value();
+    // Its file is newer than an entry of the same id in an earlier daemon's approvals.json.
+    std::erase_if(loaded.state.approvals, [&](const StoredApproval& a) { return a.ticket.id == id; });
+    loaded.state.approvals.push_back(std::move(*approval));
+  }
+}
 
 Status ApprovalStore::ensure_dir() { return ensure_directory(dir_); }
 
 Result<LoadedApprovalState> ApprovalStore::load() {
   if (Status dir = ensure_dir(); !dir.ok()) return dir.with_context("approval state directory");
   LoadedApprovalState loaded;
-  std::string text;
   std::string problem;
-  int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT) return loaded;
-    loaded.found = true;
-    if (errno != ELOOP) return ErrnoStatus("opening " + path_, errno);
-    problem = "it is a symbolic link";
-  } else {
-    loaded.found = true;
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      Status s = ErrnoStatus("stat " + path_, errno);
-      ::close(fd);
-      return s;
+  Result<std::string> text = read_plain_file(path_);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) {
+      load_approval_files(loaded);
+      return loaded;
     }
-    if (!S_ISREG(st.st_mode)) {
-      problem = "it is not a regular file";
-    } else {
-      char buf[65536];
-      for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-          Status s = ErrnoStatus("reading " + path_, errno);
-          ::close(fd);
-          return s;
-        }
-        if (n == 0) break;
-        text.append(buf, static_cast<size_t>(n));
-      }
-    }
-    ::close(fd);
+    if (text.status().code() != StatusCode::kDataLoss) return text.status();
+    problem = text.status().message();  // a symbolic link, not a regular file
   }
+  loaded.found = true;
   if (problem.empty()) {
-    auto parsed = parse_approval_state(text);
+    auto parsed = parse_approval_state(*text);
     if (parsed.ok()) {
       loaded.state = std::move(parsed).value();
-      state_ = loaded.state;
+      state_.grants = loaded.state.grants;
+      // Approvals inside approvals.json: the single-file layout before approvals.d. They are
+      // taken as they are and move to their own files at the first change.
+      main_holds_approvals_ = !loaded.state.approvals.empty();
+      load_approval_files(loaded);
       return loaded;
     }
     problem = parsed.status().message();
   }
+  load_approval_files(loaded);
   loaded.corrupt_reason = problem;
   const auto now = std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
   loaded.moved_to = path_ + ".corrupt-" + std::to_string(now);
@@ -378,15 +483,61 @@ Result<LoadedApprovalState> ApprovalStore::load() {
                   ErrnoStatus("rename", errno).message());
     loaded.moved_to.clear();
   } else {
-    spdlog::error("approval state {} is unusable ({}); moved to {}; starting with no saved approvals", path_,
+    spdlog::error("approval state {} is unusable ({}); moved to {}; starting without what it held", path_,
                   problem, loaded.moved_to);
   }
   return loaded;
 }
 
+// Only what changed is written: a new approval's file, a resolved one's (its outcome), and
+// the files of approvals that are gone are removed. A ticket never changes under its id, so
+// an approval already on disk in the same state is not written again.
 void ApprovalStore::set_approvals(std::vector<StoredApproval> approvals) {
-  state_.approvals = std::move(approvals);
-  save();
+  if (frozen_) return;
+  Status written = ensure_dir();
+  if (written.ok() && ::mkdir(approvals_dir_.c_str(), 0700) != 0 && errno != EEXIST) {
+    written = ErrnoStatus("creating " + approvals_dir_, errno);
+  }
+  std::set<std::string> current;
+  for (const StoredApproval& a : approvals) {
+    if (!written.ok()) break;
+    const std::string& id = a.ticket.id;
+    if (!is_file_safe_id(id)) {
+      spdlog::warn("approval id \"{}\" cannot name a file; it is not saved", id);
+      continue;
+    }
+    current.insert(id);
+    const bool resolved = a.outcome.has_value();
+    auto it = on_disk_.find(id);
+    if (it != on_disk_.end() && it->second == resolved) continue;
+    written = write_file_atomically(file_of(id), serialize_stored_approval(a));
+    if (written.ok()) on_disk_[id] = resolved;
+  }
+  bool removed = false;
+  for (auto it = on_disk_.begin(); written.ok() && it != on_disk_.end();) {
+    if (current.count(it->first)) {
+      ++it;
+      continue;
+    }
+    if (::unlink(file_of(it->first).c_str()) != 0 && errno != ENOENT) {
+      written = ErrnoStatus("removing " + file_of(it->first), errno);
+      break;
+    }
+    it = on_disk_.erase(it);
+    removed = true;
+  }
+  if (written.ok() && removed) written = fsync_directory(approvals_dir_);
+  if (!written.ok()) {
+    last_error_ = written.message();
+    spdlog::error("could not save the approval state: {}", last_error_);
+    return;
+  }
+  if (main_holds_approvals_) {
+    save();  // approvals.json without the approvals that now have files of their own
+    if (last_error_.empty()) main_holds_approvals_ = false;
+    return;
+  }
+  last_error_.clear();
 }
 
 void ApprovalStore::set_grants(std::vector<StoredGrants> grants) {
@@ -397,7 +548,7 @@ void ApprovalStore::set_grants(std::vector<StoredGrants> grants) {
 void ApprovalStore::save() {
   if (frozen_) return;
   Status written = ensure_dir();
-  if (written.ok()) written = write_file_atomically(path_, serialize_approval_state(state_));
+  if (written.ok()) written = write_file_atomically(path_, serialize_approval_state(StoredState{{}, state_.grants}));
   if (!written.ok()) {
     last_error_ = "writing " + path_ + ": " + written.message();
     spdlog::error("could not save the approval state: {}", last_error_);

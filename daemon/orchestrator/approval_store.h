@@ -1,19 +1,23 @@
 // Durable approvals: pending approval requests and "approved for session" grants, kept in
-// <state_dir>/approvals.json so a restart or a crash of the daemon forgets neither.
+// <state_dir> so a restart or a crash of the daemon forgets neither.
 //
+// Each approval is a file of its own, approvals.d/<id>.json; the grants are approvals.json.
 // The broker and the session cache hand the store their current contents (set_approvals,
-// set_grants) after every change, and the store rewrites the whole (small) file at once,
-// before the change is acknowledged to anyone (a reviewer's event, a ResolveApproval reply):
-// atomically, as a temp file in the same directory, fsync, rename over, fsync the directory.
-// Mode 0600, directory 0700; the file is never opened through a symlink. Changes are
-// human-paced (an approval asked, answered, a grant), so one small synchronous write each is
-// cheap. Runs on the core io thread. A failed write is logged and kept (last_error: GetStatus
-// shows it), never thrown; approvals keep working in memory.
+// set_grants) after every change, and the store writes what changed before the change is
+// acknowledged to anyone (a reviewer's event, a ResolveApproval reply): a new or newly
+// resolved approval's file, the removal of one that is gone, or the grants file. Every write
+// is atomic (a temp file in the same directory, fsync, rename over, fsync the directory), mode
+// 0600, directory 0700, never through a symlink. One file per approval keeps a change's cost
+// to that approval: a request's argv may be 1 MiB and a uid may have 64 pending, and
+// rewriting them all at each change (the single file before approvals.d) cost seconds of the
+// core io thread in a burst. Runs on the core io thread. A failed write is logged and kept
+// (last_error: GetStatus shows it), never thrown; approvals keep working in memory.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,11 +50,16 @@ struct StoredState {
 
 inline constexpr int kApprovalStateVersion = 1;
 
-// The file's text ({"version": 1, "approvals": [...], "grants": [...]}) and back. Parsing
+// approvals.json's text ({"version": 1, "approvals": [...], "grants": [...]}; "approvals" is
+// empty since approvals.d, and read for the files of earlier daemons) and back. Parsing
 // rejects anything malformed (INVALID_ARGUMENT / DATA_LOSS with the reason), and an unknown
 // version (FAILED_PRECONDITION).
 std::string serialize_approval_state(const StoredState& state);
 Result<StoredState> parse_approval_state(std::string_view text);
+
+// One approval's file (approvals.d/<id>.json) and back; parsing fails with the reason.
+std::string serialize_stored_approval(const StoredApproval& approval);
+Result<StoredApproval> parse_stored_approval(std::string_view text);
 
 // Writes `text` to `path` atomically (temp file beside it, fsync, rename, fsync the directory),
 // mode 0600, never through a symlink.
@@ -61,6 +70,9 @@ struct LoadedApprovalState {
   StoredState state;
   std::string corrupt_reason;  // non-empty: the file was unusable and was moved to `moved_to`
   std::string moved_to;
+  // Approval files that could not be used ("<name>: <reason>"), moved aside as
+  // <name>.corrupt-<unix time>; the others were loaded.
+  std::vector<std::string> set_aside;
 };
 
 class ApprovalStore {
@@ -75,7 +87,7 @@ class ApprovalStore {
   // an unreadable directory or file is an error (the daemon then starts with none as well).
   Result<LoadedApprovalState> load();
 
-  // The current contents of each part; the file is rewritten before these return.
+  // The current contents of each part; what changed is on disk before these return.
   void set_approvals(std::vector<StoredApproval> approvals);
   void set_grants(std::vector<StoredGrants> grants);
   // Stop writing (daemon shutdown): what is on disk stays as it is.
@@ -85,12 +97,17 @@ class ApprovalStore {
   const std::string& last_error() const { return last_error_; }
 
  private:
-  void save();
+  void save();  // approvals.json (the grants)
   Status ensure_dir();
+  std::string file_of(const std::string& id) const;
+  void load_approval_files(LoadedApprovalState& loaded);
 
   std::string dir_;
   std::string path_;
-  StoredState state_;
+  std::string approvals_dir_;
+  StoredState state_;  // the grants
+  std::map<std::string, bool> on_disk_;  // approval id -> saved as resolved
+  bool main_holds_approvals_ = false;    // approvals.json of an earlier daemon still lists some
   bool frozen_ = false;
   std::string last_error_;
 };

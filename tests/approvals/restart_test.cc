@@ -265,8 +265,11 @@ TEST_P(CorruptState, IsMovedAsideAndTheDaemonStartsWithNone) {
   Reviewer reviewer(daemon_);
   EXPECT_TRUE(reviewer.synced().empty());
   Client agent(daemon_, "agent-a");
-  expect_asked_then_denied(reviewer, agent, make("after", "call-1"));
-  EXPECT_THAT(slurp(file), HasSubstr("\"version\": 1"));
+  auto call = exec_async(agent, make("after", "call-1"));
+  const std::string id = reviewer.added().approval_id();
+  EXPECT_THAT(slurp(state_dir() + "/approvals.d/" + id + ".json"), HasSubstr("\"call-1\""));
+  ASSERT_TRUE(reviewer.resolve(id, v1::DENIED).ok());
+  ASSERT_TRUE(call->wait());
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, CorruptState,
@@ -277,10 +280,14 @@ INSTANTIATE_TEST_SUITE_P(Files, CorruptState,
 TEST_F(ApprovalsAfterRestart, TheStateFileIsPrivate) {
   const std::string id = pending_then_down(make("private", "call-1"), Down::kCrash);
   struct stat st {};
-  ASSERT_EQ(::lstat((state_dir() + "/approvals.json").c_str(), &st), 0);
+  ASSERT_EQ(::lstat((state_dir() + "/approvals.d").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  const std::string file = state_dir() + "/approvals.d/" + id + ".json";
+  ASSERT_EQ(::lstat(file.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(st.st_mode & 07777, 0600u);
-  EXPECT_THAT(slurp(state_dir() + "/approvals.json"), HasSubstr(id));
+  EXPECT_THAT(slurp(file), HasSubstr(id));
   restart();
 }
 
