@@ -112,13 +112,10 @@ int follow_to_exit_as_json(const ClientOptions& options, v1::Exec::Stub& stub, v
 
 }  // namespace
 
-int run_exec(const ClientOptions& options, const ExecArgs& args) {
-  // SIGINT/SIGWINCH are handled by the follower's signal thread; block them before any
-  // gRPC thread exists so no other thread takes them.
-  block_follow_signals();
-  auto channel = connect(options);
-  auto stub = v1::Exec::NewStub(channel);
+namespace {
 
+// The request codexctl sends for `args`; nullopt (after saying why) for a usage error.
+std::optional<v1::ExecCommandRequest> build_request(const ClientOptions& options, const ExecArgs& args) {
   v1::ExecCommandRequest request;
   if (!args.shell_script.empty()) {
     request.set_cmd(args.shell_script);
@@ -146,27 +143,31 @@ int run_exec(const ClientOptions& options, const ExecArgs& args) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
       std::fprintf(stderr, "codexctl: --env takes NAME=VALUE (got %s)\n", kv.c_str());
-      return kExitUsage;
+      return std::nullopt;
     }
     (*request.mutable_env())[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   request.set_call_id(new_call_id());
   request.set_dry_run(args.dry_run);
+  return request;
+}
 
+// ExecCommand, with this terminal answering the call's own approvals when it can, and a
+// notice of what it waits for when it cannot.
+grpc::Status ask(const ClientOptions& options, const ExecArgs& args, const std::shared_ptr<grpc::Channel>& channel,
+                 v1::Exec::Stub& stub, const v1::ExecCommandRequest& request, v1::ExecResult& result) {
   std::unique_ptr<InlineApprover> approver;
-  std::unique_ptr<ApprovalNotice> notice;  // when nobody is asked here: say what it waits for
+  std::unique_ptr<ApprovalNotice> notice;
   int tty_fd = -1;
   if (!args.no_prompt && !options.json && ::isatty(STDIN_FILENO)) {
     tty_fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
     if (tty_fd >= 0) approver = std::make_unique<InlineApprover>(options, channel, request.call_id(), tty_fd);
   }
-
-  v1::ExecResult result;
   grpc::ClientContext context;
   prepare(context, options);
   std::promise<grpc::Status> finished;
   std::future<grpc::Status> answered = finished.get_future();
-  stub->async()->ExecCommand(&context, &request, &result, [&finished](grpc::Status s) { finished.set_value(std::move(s)); });
+  stub.async()->ExecCommand(&context, &request, &result, [&finished](grpc::Status s) { finished.set_value(std::move(s)); });
   // Not answered at once: the command may wait for a reviewer. Unless this terminal is the
   // reviewer, say which approval it waits for (a quick command never pays for the watch).
   if (!approver && !args.dry_run && answered.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout) {
@@ -176,16 +177,13 @@ int run_exec(const ClientOptions& options, const ExecArgs& args) {
   approver.reset();
   notice.reset();
   if (tty_fd >= 0) ::close(tty_fd);
-  if (!status.ok()) return report_rpc_error(status, options);
+  return status;
+}
 
-  if (options.json) {
-    if (!result.has_rejection() && result.has_session_id() && !args.detach && !args.dry_run) {
-      return follow_to_exit_as_json(options, *stub, std::move(result), args.max_output_tokens);
-    }
-    std::printf("%s\n", to_json(result).c_str());
-    if (result.has_rejection()) return kExitRejected;
-    return result.has_exit_code() ? result.exit_code() : 0;
-  }
+// The first answer on a terminal: its output, or the id of a detached session; then the
+// session followed to its end.
+int present(const ClientOptions& options, const ExecArgs& args, const std::shared_ptr<grpc::Channel>& channel,
+            const v1::ExecResult& result) {
   if (result.has_rejection()) {
     std::fprintf(stderr, "codexctl: %s\n", result.text().c_str());
     return kExitRejected;
@@ -220,6 +218,28 @@ int run_exec(const ClientOptions& options, const ExecArgs& args) {
   }
   if (result.has_exit_code()) return result.exit_code();
   return follow_session(options, channel, result.session_id(), result.output_offset(), args.tty, true);
+}
+
+}  // namespace
+
+int run_exec(const ClientOptions& options, const ExecArgs& args) {
+  // SIGINT/SIGWINCH are handled by the follower's signal thread; block them before any
+  // gRPC thread exists so no other thread takes them.
+  block_follow_signals();
+  auto channel = connect(options);
+  auto stub = v1::Exec::NewStub(channel);
+  std::optional<v1::ExecCommandRequest> request = build_request(options, args);
+  if (!request) return kExitUsage;
+  v1::ExecResult result;
+  grpc::Status status = ask(options, args, channel, *stub, *request, result);
+  if (!status.ok()) return report_rpc_error(status, options);
+  if (!options.json) return present(options, args, channel, result);
+  if (!result.has_rejection() && result.has_session_id() && !args.detach && !args.dry_run) {
+    return follow_to_exit_as_json(options, *stub, std::move(result), args.max_output_tokens);
+  }
+  std::printf("%s\n", to_json(result).c_str());
+  if (result.has_rejection()) return kExitRejected;
+  return result.has_exit_code() ? result.exit_code() : 0;
 }
 
 }  // namespace codexd::client
