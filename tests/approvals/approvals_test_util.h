@@ -331,6 +331,20 @@ inline v1::ExecCommandRequest exec_request(const std::string& workdir, std::vect
   req.set_yield_time_ms(30000);  // these commands finish at once; the result carries the exit
   return req;
 }
+// `mkdir` with about 1,000,000 bytes of arguments (the limit is 1 MiB), the n-th of a burst:
+// unknown under `untrusted`, so it waits for a reviewer.
+inline v1::ExecCommandRequest large_mkdir(const std::string& workdir, int n) {
+  std::vector<std::string> argv{"mkdir"};
+  for (int i = 0; i < 1000; ++i) argv.push_back(std::to_string(n) + "-" + std::string(990, 'a' + i % 26));
+  return exec_request(workdir, argv);
+}
+// A daemon that asks about everything unknown and lets a uid have `cap` approvals pending.
+inline TestDaemonOptions untrusted_with_pending_cap(int cap) {
+  TestDaemonOptions o;
+  o.approval_policy = "untrusted";
+  o.extra_config = "[approvals]\nmax_pending_per_uid = " + std::to_string(cap) + "\n";
+  return o;
+}
 inline v1::ExecCommandRequest exec_script(const std::string& workdir, const std::string& script) {
   v1::ExecCommandRequest req;
   req.set_cmd(script);

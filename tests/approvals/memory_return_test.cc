@@ -42,20 +42,11 @@ bool wait_for_log(const TestDaemon& daemon, const std::string& needle, size_t fr
   return found;
 }
 
-v1::ExecCommandRequest large_mkdir(const std::string& workdir, int n) {
-  std::vector<std::string> argv{"mkdir"};
-  for (int i = 0; i < 1000; ++i) argv.push_back(std::to_string(n) + "-" + std::string(990, 'a' + i % 26));
-  return exec_request(workdir, argv);
-}
-
 TEST(MemoryReturn, MemoryOfABurstOfLargeApprovalsIsGivenBackAfterTheyAreAnswered) {
 #ifdef CODEXD_SANITIZE
   GTEST_SKIP() << "AddressSanitizer's allocator replaces glibc's heap: mallinfo2 and malloc_trim do not see it";
 #endif
-  TestDaemonOptions o;
-  o.approval_policy = "untrusted";
-  o.extra_config = "[approvals]\nmax_pending_per_uid = " + std::to_string(kBurst) + "\n";
-  TestDaemon daemon(o);
+  TestDaemon daemon(untrusted_with_pending_cap(kBurst));
   ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
   Reviewer reviewer(daemon);
   reviewer.synced();

@@ -15,19 +15,8 @@ using ::testing::HasSubstr;
 
 constexpr int kPending = 18;
 
-// `mkdir` with about 1,000,000 bytes of arguments (the limit is 1 MiB): unknown under
-// `untrusted`, so it waits for a reviewer.
-v1::ExecCommandRequest large_mkdir(const std::string& workdir, int n) {
-  std::vector<std::string> argv{"mkdir"};
-  for (int i = 0; i < 1000; ++i) argv.push_back(std::to_string(n) + "-" + std::string(990, 'a' + i % 26));
-  return exec_request(workdir, argv);
-}
-
 TEST(PendingApprovalLimits, LargePendingRequestsAreListedInPagesAndOneMoreThanTheCapIsRefused) {
-  TestDaemonOptions o;
-  o.approval_policy = "untrusted";
-  o.extra_config = "[approvals]\nmax_pending_per_uid = " + std::to_string(kPending) + "\n";
-  TestDaemon daemon(o);
+  TestDaemon daemon(untrusted_with_pending_cap(kPending));
   ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
   Reviewer reviewer(daemon);
   reviewer.synced();
