@@ -8,7 +8,7 @@
 // resolved approval's file, the removal of one that is gone, or the grants file. Every write
 // is atomic (a temp file in the same directory, fsync, rename over, fsync the directory), mode
 // 0600, directory 0700, never through a symlink. One file per approval keeps a change's cost
-// to that approval: a request's argv may be 1 MiB and a uid may have 64 pending, and
+// to that approval: a request's argv may be 1 MiB and a uid may have 32 pending (default), and
 // rewriting them all at each change (the single file before approvals.d) cost seconds of the
 // core io thread in a burst. Runs on the core io thread. A failed write is logged and kept
 // (last_error: GetStatus shows it), never thrown; approvals keep working in memory.
