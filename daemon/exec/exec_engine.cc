@@ -285,7 +285,9 @@ namespace {
 
 // Waits until every pidfd is readable (its process ended) or the deadline passes; returns how
 // many had not ended by then.
-size_t wait_for_ends(std::vector<int> pidfds, std::chrono::milliseconds within) {
+size_t wait_for_ends(const std::vector<UniqueFd>& ends, std::chrono::milliseconds within) {
+  std::vector<int> pidfds;
+  for (const UniqueFd& end : ends) pidfds.push_back(end.get());
   const auto deadline = std::chrono::steady_clock::now() + within;
   while (!pidfds.empty()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -307,11 +309,11 @@ size_t ExecEngine::kill_all() {
   // Every shim is told first, then all are awaited together: a shutdown with many sessions
   // takes as long as the slowest shim, not their sum.
   auto sessions = store_.take_all();
-  std::vector<int> shims;
+  std::vector<UniqueFd> shims;
   for (auto& session : sessions) {
-    if (int pidfd = session->shutdown_now(); pidfd >= 0) shims.push_back(pidfd);
+    if (UniqueFd end = session->shutdown_now(); end.valid()) shims.push_back(std::move(end));
   }
-  return wait_for_ends(std::move(shims), kShimEndWait);
+  return wait_for_ends(shims, kShimEndWait);
 }
 
 size_t ExecEngine::detach_all() {

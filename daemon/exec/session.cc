@@ -616,17 +616,17 @@ void Session::detach_for_restart() {
   waiters_.clear();
 }
 
-int Session::shutdown_now() {
+UniqueFd Session::shutdown_now() {
   if (shim_) {
     released_ = true;
     if (!reaped_) kill_tree();
     reaped_ = true;
-    shim_->release();
+    UniqueFd shim_end = shim_->release();
     reaped_leader();
     trailing_timer_.cancel();
     kill_timer_.cancel();
     waiters_.clear();
-    return shim_->shim_pidfd();
+    return shim_end;
   }
   released_ = true;
   if (!reaped_) {
@@ -641,7 +641,7 @@ int Session::shutdown_now() {
   trailing_timer_.cancel();
   kill_timer_.cancel();
   waiters_.clear();
-  return -1;
+  return UniqueFd();
 }
 
 // ---- attach ---------------------------------------------------------------------------------

@@ -167,8 +167,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // The store let go of this session (reported, pruned): kill whatever still runs.
   void release();
   // Daemon shutdown: SIGKILL the group and reap now, synchronously. A durable session's shim
-  // kills and reaps instead: its pidfd is returned (else -1), readable once it has done so.
-  int shutdown_now();
+  // kills and reaps instead: its pidfd is returned (else invalid), readable once it has done so.
+  UniqueFd shutdown_now();
 
   // Attach: next thing for a watcher at `offset` (advanced past what is returned).
   WatcherId add_watcher(uint64_t start_offset, bool lossless);

@@ -314,8 +314,8 @@ void ShimLink::resize(unsigned short rows, unsigned short cols) { send(shim::enc
 void ShimLink::delivered(uint64_t offset) { send(shim::encode_u64(Type::kDelivered, offset)); }
 void ShimLink::reap() { send(shim::encode(Type::kReap)); }
 
-void ShimLink::release() {
-  if (closed_) return;
+UniqueFd ShimLink::release() {
+  if (closed_) return UniqueFd();
   // Synchronously: the daemon may be shutting down, and the shim must hear it.
   const std::string message = shim::encode(Type::kRelease);
   for (int attempt = 0; attempt < 10; ++attempt) {
@@ -325,6 +325,9 @@ void ShimLink::release() {
     ::poll(&p, 1, 20);  // a full buffer (queued input) drains in microseconds
   }
   detach();
+  // A released session may stay in the store for a while (its output re-delivered): it must
+  // not keep a descriptor of a shim that is gone. Whoever wants to see the end takes it.
+  return std::move(shim_pidfd_);
 }
 
 void ShimLink::detach() {
@@ -340,6 +343,9 @@ void ShimLink::lost(const std::string& why) {
   closed_ = true;
   boost::system::error_code ignored;
   socket_.close(ignored);
+  // The shim closed its end: it is ending (or ended), and a finished session kept in the store
+  // for its output must not hold a descriptor for it. Its reap is the launch's pidfd watch.
+  shim_pidfd_.reset();
   if (handlers_.on_lost) handlers_.on_lost(why);
 }
 

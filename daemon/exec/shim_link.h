@@ -82,9 +82,11 @@ class ShimLink : public std::enable_shared_from_this<ShimLink> {
   void delivered(uint64_t offset);
   void reap();
   // The session is over: the shim kills what is left, reaps, removes its directory and ends.
-  void release();
-  // A pidfd of the shim process (readable once it has ended), or -1: at shutdown the daemon
-  // releases every shim, then waits for all of them at once.
+  // Returns the shim's pidfd (readable once it has ended; invalid if the link was already
+  // closed), which the link no longer holds: at shutdown the daemon releases every shim, then
+  // waits for all of them at once.
+  UniqueFd release();
+  // A pidfd of the shim process while the link is open, else -1.
   int shim_pidfd() const { return shim_pidfd_.get(); }
   // Stops (or resumes) reading from the shim: a lossless Attach watcher that lags holds the
   // stream back, and the shim then holds the command back.

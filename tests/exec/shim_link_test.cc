@@ -59,8 +59,10 @@ TEST_F(ShimLinkTest, ThePidfdIsTheShimsAndBecomesReadableWhenItEnds) {
   const int shim = (*link)->shim_pidfd();
   ASSERT_GE(shim, 0);
   EXPECT_FALSE(readable_within(shim, 0)) << "the shim has not been told to go";
-  (*link)->release();
-  EXPECT_TRUE(readable_within(shim, kHangGuardMs)) << "released, the shim did not end";
+  const UniqueFd ended = (*link)->release();
+  EXPECT_EQ(ended.get(), shim) << "release hands over the same pidfd";
+  EXPECT_EQ((*link)->shim_pidfd(), -1) << "a released link keeps no descriptor of its shim";
+  EXPECT_TRUE(readable_within(ended.get(), kHangGuardMs)) << "released, the shim did not end";
   EXPECT_NE(::kill((*link)->pid(), 0), 0) << "its command outlived it";
 }
 
@@ -359,8 +361,8 @@ TEST_F(ShimLinkTest, TheSandboxsProxyPortsAreRelayedToTheFirstDaemonAndToEveryRe
     ASSERT_TRUE(relay.valid()) << "the reconnecting daemon got no proxy channel";
     expect_relayed(relay.get(), payload, inodes);
   }
-  (*link)->release();
-  EXPECT_TRUE(readable_within((*link)->shim_pidfd(), kHangGuardMs)) << "released, the shim did not end";
+  const UniqueFd ended = (*link)->release();
+  EXPECT_TRUE(readable_within(ended.get(), kHangGuardMs)) << "released, the shim did not end";
 }
 
 // A shim of protocol 1 (before the proxy relay) answers hello with its state only: it is

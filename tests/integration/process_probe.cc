@@ -1,6 +1,7 @@
 #include "tests/integration/process_probe.h"
 
 #include <map>
+#include <set>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -97,6 +98,32 @@ size_t open_fd_count(pid_t pid) {
   return n;
 }
 
+size_t connection_fd_count(pid_t pid, const std::string& socket_path) {
+  std::set<std::string> on_path;  // socket inodes bound to the path
+  std::ifstream table("/proc/net/unix");
+  std::string line;
+  std::getline(table, line);  // the header
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string num, refs, protocol, flags, type, state, inode, path;
+    if (fields >> num >> refs >> protocol >> flags >> type >> state >> inode >> path && path == socket_path) {
+      on_path.insert("socket:[" + inode + "]");
+    }
+  }
+  size_t n = 0;
+  const std::string base = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = ::opendir(base.c_str());
+  if (!dir) return 0;
+  while (auto* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    char target[128];
+    const ssize_t len = ::readlink((base + "/" + entry->d_name).c_str(), target, sizeof target - 1);
+    if (len > 0 && on_path.count(std::string(target, static_cast<size_t>(len)))) ++n;
+  }
+  ::closedir(dir);
+  return n;
+}
+
 std::map<std::string, size_t> open_fd_kinds(pid_t pid) {
   std::map<std::string, size_t> kinds;
   const std::string base = "/proc/" + std::to_string(pid) + "/fd";
@@ -108,9 +135,11 @@ std::map<std::string, size_t> open_fd_kinds(pid_t pid) {
     ssize_t n = ::readlink((base + "/" + entry->d_name).c_str(), target, sizeof target - 1);
     if (n <= 0) continue;
     std::string what(target, static_cast<size_t>(n));
-    // "socket:[123]" -> "socket", "anon_inode:[eventfd]" -> "anon_inode:[eventfd]", a path -> "file"
+    // "socket:[123]" -> "socket", "anon_inode:[eventfd]" -> "anon_inode:[eventfd]",
+    // a file of a cgroup hierarchy -> "cgroup file", another path -> "file"
     if (what.rfind("socket:", 0) == 0) what = "socket";
     else if (what.rfind("pipe:", 0) == 0) what = "pipe";
+    else if (what.rfind("/sys/fs/cgroup/", 0) == 0) what = "cgroup file";
     else if (what[0] == '/') what = "file";
     ++kinds[what];
   }

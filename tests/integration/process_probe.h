@@ -28,7 +28,12 @@ struct ChildProcess {
 std::vector<ChildProcess> children_of(pid_t parent);
 // Open descriptors of a process (/proc/<pid>/fd).
 size_t open_fd_count(pid_t pid);
-// The process's descriptors by kind ("socket", "pipe", "file", "anon_inode:[eventfd]", ...).
+// The process's descriptors that are ends of Unix connections to `socket_path` (the listener
+// and each accepted connection: /proc/net/unix names the bound path for both), not its other
+// sockets (socketpairs to shims, gRPC internals).
+size_t connection_fd_count(pid_t pid, const std::string& socket_path);
+// The process's descriptors by kind ("socket", "pipe", "file", "cgroup file",
+// "anon_inode:[eventfd]", ...).
 std::map<std::string, size_t> open_fd_kinds(pid_t pid);
 
 // Waits (pidfd readiness, bounded by `guard`) until `pid` has exited. True when it is gone or a
