@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -164,6 +165,10 @@ BackgroundProcess::BackgroundProcess(const TestUser* user, const std::vector<std
   std::vector<std::string> args = argv;
   auto envp = c_strings(env);
   auto argp = c_strings(args);
+  // Closed by the execve (O_CLOEXEC): the constructor returns once the program runs. Until
+  // then the child is still between setuid and exec, not dumpable, its /proc files root's.
+  int exec_sync[2];
+  if (::pipe2(exec_sync, O_CLOEXEC) != 0) exec_sync[0] = exec_sync[1] = -1;
   pid_ = ::fork();
   if (pid_ == 0) {
     int null = ::open("/dev/null", O_RDONLY);
@@ -172,12 +177,20 @@ BackgroundProcess::BackgroundProcess(const TestUser* user, const std::vector<std
     ::dup2(err[1], 2);
     become(user);
     ::execve(argp[0], argp.data(), envp.data());
+    if (exec_sync[1] >= 0) (void)!::write(exec_sync[1], "x", 1);
     _exit(127);
   }
   ::close(out[1]);
   ::close(err[1]);
   out_ = out[0];
   err_ = err[0];
+  if (exec_sync[1] >= 0) {
+    ::close(exec_sync[1]);
+    char failed;
+    while (::read(exec_sync[0], &failed, 1) < 0 && errno == EINTR) {
+    }
+    ::close(exec_sync[0]);
+  }
 }
 
 BackgroundProcess::~BackgroundProcess() {

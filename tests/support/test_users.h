@@ -56,6 +56,8 @@ ProcessResult run_as_user(const TestUser& user, const std::vector<std::string>& 
                           const std::vector<std::string>& extra_env = {});
 
 // The same, started in the background: the test does other things, then collects the result.
+// The constructor returns once argv[0] has been exec'd (not while the child is still becoming
+// `user`).
 class BackgroundProcess {
  public:
   BackgroundProcess(const TestUser* user, const std::vector<std::string>& argv,
