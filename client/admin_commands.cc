@@ -70,6 +70,7 @@ int run_status(const ClientOptions& options) {
   if (!s.approvals_state_error().empty()) std::printf("  not saved: %s\n", s.approvals_state_error().c_str());
   const auto& p = s.policy();
   std::printf("policy:    %u rules, approval policy %s\n", p.rule_count(), p.approval_policy().c_str());
+  for (const auto& warning : p.warnings()) std::printf("  WARNING: %s\n", warning.c_str());
   for (const auto& f : p.files()) {
     std::printf("  %s %s\n", f.loaded() ? "ok    " : "FAILED", f.path().c_str());
     if (!f.error().empty()) std::printf("         %s\n", f.error().c_str());

@@ -180,6 +180,20 @@ grpc::Status ask(const ClientOptions& options, const ExecArgs& args, const std::
   return status;
 }
 
+// An approval lets a command be tried, never out of the sandbox: an approved `git reset --hard`
+// in workspace-write still fails on the read-only .git. Say what happened and what would help.
+void print_sandbox_denied_hint(const ExecArgs& args, v1::SandboxBackend sandbox) {
+  std::fprintf(stderr, "codexctl: the output looks like the sandbox refused something");
+  if (sandbox == v1::SANDBOX_NONE || args.escalate) {
+    std::fprintf(stderr, "\n");
+    return;
+  }
+  std::fprintf(stderr,
+               ": it keeps everything outside its writable roots (and .git inside them) read-only, approved or "
+               "not.\ncodexctl: if the command must write there, rerun it with --escalate: that asks a reviewer to let "
+               "it run without the sandbox.\n");
+}
+
 // The first answer on a terminal: its output, or the id of a detached session; then the
 // session followed to its end.
 int present(const ClientOptions& options, const ExecArgs& args, const std::shared_ptr<grpc::Channel>& channel,
@@ -207,9 +221,7 @@ int present(const ClientOptions& options, const ExecArgs& args, const std::share
   if (args.tty) raw.emplace();
   std::fwrite(result.output().data(), 1, result.output().size(), stdout);
   std::fflush(stdout);
-  if (result.likely_sandbox_denied()) {
-    std::fprintf(stderr, "codexctl: the output looks like the sandbox refused something\n");
-  }
+  if (result.likely_sandbox_denied()) print_sandbox_denied_hint(args, result.sandbox());
   if (args.detach) {
     // Ended within the first wait: no session is left to detach from. Its output went to
     // stdout as for a plain exec, and its code is codexctl's.

@@ -16,6 +16,7 @@
 #include "daemon/orchestrator/launch_builder.h"
 #include "daemon/orchestrator/policy_store.h"
 #include "daemon/server/daemon.h"
+#include "daemon/server/json_log_formatter.h"
 #include "platform/backends/manager_factory.h"
 #include "platform/posix/process_hardening.h"
 #include "platform/posix/process_image.h"
@@ -37,7 +38,7 @@ using namespace codexd;
 void setup_logging(const config::Config& config) {
   auto logger = spdlog::stderr_logger_mt("codexd");
   if (config.daemon.log_format == "json") {
-    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","pid":%P,"msg":"%v"})");
+    logger->set_formatter(server::make_json_log_formatter());
   } else {
     logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ codexd[%P]: %v");
   }
@@ -46,14 +47,14 @@ void setup_logging(const config::Config& config) {
   spdlog::set_default_logger(logger);
 }
 
-// The shipped default.rules, found relative to the binary (build tree: build/share/codexd,
-// installed: /usr/share/codexd).
+// The shipped default.rules, where it is relative to the binary (build tree:
+// build/share/codexd, installed: /usr/share/codexd). Returned also when it is not there: the
+// policy store then loads the built-in copy and warns.
 std::string default_rules_path() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  auto candidate = exe.parent_path().parent_path() / "share" / "codexd" / "default.rules";
-  return std::filesystem::exists(candidate, ec) ? candidate.string() : std::string();
+  if (ec) return "/usr/share/codexd/default.rules";
+  return (exe.parent_path().parent_path() / "share" / "codexd" / "default.rules").string();
 }
 
 int inherited_listen_fd() {
@@ -140,6 +141,7 @@ int check_config(const config::Config& config, const std::string& default_rules,
   std::printf("config: %s\n", config.source_path.empty() ? "(defaults)" : config.source_path.c_str());
   std::printf("socket: %s\n", config::socket_path(config).c_str());
   for (const auto& f : state.files) std::printf("rules: %s %s\n", f.path.c_str(), f.loaded ? "ok" : "FAILED");
+  for (const auto& warning : state.warnings) std::printf("warning: %s\n", warning.c_str());
   std::printf("%s\n", errors ? "configuration has errors" : "configuration ok");
   return errors ? 1 : 0;
 }

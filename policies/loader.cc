@@ -164,18 +164,30 @@ struct Loader {
 
 }  // namespace
 
-LoadResult load_policy_files(const std::vector<std::string>& paths, const LoadOptions& options) {
+LoadResult load_policy_sources(const std::vector<PolicySource>& sources, const LoadOptions& options) {
   Loader loader(options);
-  for (const std::string& path : paths) {
+  for (const PolicySource& source : sources) {
     std::string text, error;
-    if (!read_file(path, &text, &error)) {
-      loader.errors.push_back(make_error(path, "failed to read policy at", path + ": " + error, error));
+    if (source.text) {
+      text = *source.text;
+      if (!is_valid_utf8(text)) error = "stream did not contain valid UTF-8";
     } else {
-      loader.add_file(path, std::move(text));
+      read_file(source.path, &text, &error);
+    }
+    if (!error.empty()) {
+      loader.errors.push_back(make_error(source.path, "failed to read policy at", source.path + ": " + error, error));
+    } else {
+      loader.add_file(source.path, std::move(text));
     }
     if (options.stop_at_first_error && !loader.errors.empty()) break;
   }
   return loader.finish();
+}
+
+LoadResult load_policy_files(const std::vector<std::string>& paths, const LoadOptions& options) {
+  std::vector<PolicySource> sources;
+  for (const std::string& path : paths) sources.push_back({path, std::nullopt});
+  return load_policy_sources(sources, options);
 }
 
 LoadResult load_policy_text(const std::string& path, const std::string& text, const LoadOptions& options) {

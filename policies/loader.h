@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,14 @@ struct LoadResult {
 
 // Loads the files in order into one policy.
 LoadResult load_policy_files(const std::vector<std::string>& paths, const LoadOptions& options = {});
+
+// One source of rules: a file to read, or text already in memory (the built-in defaults),
+// named `path` in messages.
+struct PolicySource {
+  std::string path;
+  std::optional<std::string> text;
+};
+LoadResult load_policy_sources(const std::vector<PolicySource>& sources, const LoadOptions& options = {});
 
 // Loads rules from in-memory text (path is used for messages only). For tests and tools.
 LoadResult load_policy_text(const std::string& path, const std::string& text, const LoadOptions& options = {});

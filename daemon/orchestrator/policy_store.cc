@@ -3,10 +3,12 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <utility>
 
 #include "daemon/config/config.h"
+#include "policies/builtin_rules.h"
 #include "policies/loader.h"
 #include "policies/rules_dirs.h"
 
@@ -18,10 +20,16 @@ PolicyStore::PolicyStore(std::string default_rules, std::vector<std::string> dir
   state_.policy = empty.policy;
 }
 
+bool PolicyStore::uses_builtin_defaults() const {
+  struct stat st {};
+  return !default_rules_.empty() && ::stat(default_rules_.c_str(), &st) != 0 && errno == ENOENT;
+}
+
 std::vector<std::string> PolicyStore::rules_files(std::vector<std::string>* errors) const {
   std::vector<std::string> files;
-  struct stat st {};
-  if (!default_rules_.empty() && ::stat(default_rules_.c_str(), &st) == 0) files.push_back(default_rules_);
+  if (!default_rules_.empty()) {
+    files.push_back(uses_builtin_defaults() ? std::string(policy::kBuiltinDefaultRulesName) : default_rules_);
+  }
   for (const auto& dir : directories_) {
     auto listed = policy::list_rules_files(dir);
     if (!listed.ok()) {
@@ -58,7 +66,38 @@ std::vector<std::string> root_only_files(const std::vector<std::string>& directo
   return trusted_files;
 }
 
+std::string comma_list(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+std::vector<std::string> warnings_for(const std::string& default_rules, bool builtin, size_t rule_count,
+                                      const std::vector<std::string>& directories) {
+  std::vector<std::string> warnings;
+  if (builtin) {
+    warnings.push_back("the default rules file " + default_rules +
+                       " is missing (a broken install or a binary moved out of its prefix); the copy built into "
+                       "codexd is in force instead");
+  }
+  if (rule_count == 0) {
+    warnings.push_back("no exec-policy rules are loaded: commands are judged by the known-safe/dangerous heuristics "
+                       "alone, so e.g. `git reset --hard` runs without asking; add *.rules files to " +
+                       (directories.empty() ? std::string("a rules directory (policy.rules_dirs)") : comma_list(directories)) +
+                       (default_rules.empty() ? " or set policy.include_default_rules = true" : ""));
+  }
+  return warnings;
+}
+
 }  // namespace
+
+void log_reload(const ReloadResult& result, const PolicyState& state, const std::string& trigger) {
+  if (result.ok) {
+    spdlog::info("policy reloaded ({}): {} rules", trigger, state.rule_count);
+    return;
+  }
+  for (const auto& e : result.errors) spdlog::error("policy reload ({}) failed, keeping the previous policy: {}", trigger, e);
+}
 
 ReloadResult PolicyStore::reload() {
   std::lock_guard reload_lock(reload_mutex_);
@@ -67,6 +106,11 @@ ReloadResult PolicyStore::reload() {
   const auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
   spdlog::info("policy: reload {} in {:.1f} ms ({} rules)", result.ok ? "done" : "failed", elapsed.count(),
                state().rule_count);
+  // Every reload (start-up, SIGHUP, Admin.ReloadPolicy) repeats them: an operator reading the
+  // log after any of them sees what is wrong with the policy in force.
+  if (result.ok) {
+    for (const auto& warning : state().warnings) spdlog::warn("policy: {}", warning);
+  }
   return result;
 }
 
@@ -78,8 +122,26 @@ ReloadResult PolicyStore::reload_files() {
   options.cwd = std::string(1, '/');  // not = "/": GCC 12 -Wrestrict false positive under ASan
   std::vector<PolicyFileState> file_states;
   for (const auto& f : files) file_states.push_back({f, true, {}});
-  if (root_only_) files = root_only_files(directories_, file_states, list_errors, result.errors);
-  auto loaded = policy::load_policy_files(files, options);
+  const bool builtin = !files.empty() && files.front() == policy::kBuiltinDefaultRulesName;
+  if (root_only_) {
+    // The built-in copy is as trusted as the binary; the files on disk are checked.
+    std::vector<PolicyFileState> on_disk(file_states.begin() + (builtin ? 1 : 0), file_states.end());
+    files = root_only_files(directories_, on_disk, list_errors, result.errors);
+    if (builtin) {
+      files.insert(files.begin(), std::string(policy::kBuiltinDefaultRulesName));
+      on_disk.insert(on_disk.begin(), file_states.front());
+    }
+    file_states = std::move(on_disk);
+  }
+  std::vector<policy::PolicySource> sources;
+  for (const auto& f : files) {
+    if (builtin && f == policy::kBuiltinDefaultRulesName) {
+      sources.push_back({f, std::string(policy::builtin_default_rules())});
+    } else {
+      sources.push_back({f, std::nullopt});
+    }
+  }
+  auto loaded = policy::load_policy_sources(sources, options);
 
   for (const auto& e : loaded.errors) {
     result.errors.push_back(e.located);
@@ -106,6 +168,7 @@ ReloadResult PolicyStore::reload_files() {
   previous = std::exchange(state_.policy, loaded.policy);
   state_.files = file_states;
   state_.rule_count = loaded.policy->rule_count();
+  state_.warnings = warnings_for(default_rules_, builtin, state_.rule_count, directories_);
   state_.loaded_at = state_.last_attempt;
   state_.last_error.clear();
   result.ok = true;

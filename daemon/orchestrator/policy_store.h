@@ -26,6 +26,9 @@ struct PolicyState {
   std::chrono::system_clock::time_point loaded_at;
   std::string last_error;  // the last reload failed; the policy above is the previous one
   std::chrono::system_clock::time_point last_attempt;
+  // What an operator must hear about the policy in force (start-up log, GetStatus, codexctl
+  // status): the built-in defaults stand in for a missing default.rules; no rules at all.
+  std::vector<std::string> warnings;
 };
 
 struct ReloadResult {
@@ -33,9 +36,15 @@ struct ReloadResult {
   std::vector<std::string> errors;
 };
 
+// One log for every reload, whoever asked (`trigger`: "SIGHUP", "Admin.ReloadPolicy by uid
+// 1000"): info when it took, an error per failure (the previous policy stays in force).
+void log_reload(const ReloadResult& result, const PolicyState& state, const std::string& trigger);
+
 class PolicyStore {
  public:
-  // `default_rules`: a shipped file loaded first (may be empty); `directories`: *.rules, in order.
+  // `default_rules`: the shipped file, loaded first ("" when the defaults are turned off; a path
+  // that does not exist loads the copy built into codexd, with a warning); `directories`:
+  // *.rules, in order.
   // `root_only` (system mode): a rules file, or a rules directory, that anyone but root could
   // change is an error like a syntax error (the file is not even parsed).
   PolicyStore(std::string default_rules, std::vector<std::string> directories, bool root_only = false);
@@ -43,8 +52,10 @@ class PolicyStore {
   ReloadResult reload();
   std::shared_ptr<const policy::Policy> current() const;
   PolicyState state() const;
-  // Files that would be loaded now, in order.
+  // Files that would be loaded now, in order (the built-in defaults by their name).
   std::vector<std::string> rules_files(std::vector<std::string>* errors) const;
+  // True when the default rules come from the copy built into codexd (the file is missing).
+  bool uses_builtin_defaults() const;
 
  private:
   ReloadResult reload_files();

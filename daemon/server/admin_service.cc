@@ -93,6 +93,7 @@ void fill_policy_status(const orchestrator::PolicyState& state, const std::strin
   out->set_last_error(state.last_error);
   out->set_last_attempt_unix_ms(unix_ms(state.last_attempt));
   out->set_approval_policy(approval_policy);
+  for (const auto& warning : state.warnings) out->add_warnings(warning);
 }
 
 namespace {
@@ -161,8 +162,9 @@ grpc::ServerUnaryReactor* AdminService::ReloadPolicy(grpc::CallbackServerContext
     return reactor;
   }
   // Reading and evaluating rules files is file I/O: keep it off the core thread.
-  boost::asio::post(*deps_.blocking, [this, reactor, response, agent = caller->agent_id] {
+  boost::asio::post(*deps_.blocking, [this, reactor, response, agent = caller->agent_id, uid = caller->uid] {
     auto result = deps_.policies->reload();
+    orchestrator::log_reload(result, deps_.policies->state(), "Admin.ReloadPolicy by uid " + std::to_string(uid));
     response->set_ok(result.ok);
     for (const auto& e : result.errors) response->add_errors(e);
     fill_policy_status(deps_.policies->state(), approval_policy_name(agent), response->mutable_policy());

@@ -55,9 +55,9 @@ struct AdminDeps {
 class AdminService final : public v1::Admin::CallbackService {
  public:
   AdminService(const CoreContext& core, AdminDeps deps) : core_(core), deps_(std::move(deps)) {
-    MarkMethodRawCallback(method_index(v1::Admin::service_full_name(), "GetStatus"), raw_unary_handler(this, &AdminService::GetStatus));
-    MarkMethodRawCallback(method_index(v1::Admin::service_full_name(), "ReloadPolicy"), raw_unary_handler(this, &AdminService::ReloadPolicy));
-    MarkMethodRawCallback(method_index(v1::Admin::service_full_name(), "RestartDaemon"), raw_unary_handler(this, &AdminService::RestartDaemon));
+    MarkMethodRawCallback(raw_method_index(v1::Admin::service_full_name(), "GetStatus"), raw_unary_handler(this, &AdminService::GetStatus));
+    MarkMethodRawCallback(raw_method_index(v1::Admin::service_full_name(), "ReloadPolicy"), raw_unary_handler(this, &AdminService::ReloadPolicy));
+    MarkMethodRawCallback(raw_method_index(v1::Admin::service_full_name(), "RestartDaemon"), raw_unary_handler(this, &AdminService::RestartDaemon));
   }
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx, const v1::GetStatusRequest* request,
                                       v1::GetStatusResponse* response) override;

@@ -12,8 +12,8 @@ class ApprovalsService final : public v1::Approvals::CallbackService {
  public:
   // The broker is all it uses.
   ApprovalsService(const CoreContext& core, orchestrator::ApprovalBroker& broker) : core_(core), broker_(broker) {
-    MarkMethodRawCallback(method_index(v1::Approvals::service_full_name(), "ListApprovals"), raw_unary_handler(this, &ApprovalsService::ListApprovals));
-    MarkMethodRawCallback(method_index(v1::Approvals::service_full_name(), "ResolveApproval"), raw_unary_handler(this, &ApprovalsService::ResolveApproval));
+    MarkMethodRawCallback(raw_method_index(v1::Approvals::service_full_name(), "ListApprovals"), raw_unary_handler(this, &ApprovalsService::ListApprovals));
+    MarkMethodRawCallback(raw_method_index(v1::Approvals::service_full_name(), "ResolveApproval"), raw_unary_handler(this, &ApprovalsService::ResolveApproval));
   }
 
   grpc::ServerWriteReactor<v1::ApprovalEvent>* WatchApprovals(grpc::CallbackServerContext* ctx,

@@ -56,6 +56,7 @@
 #include "daemon/server/log_throttle.h"
 #include "daemon/server/memory_trim.h"
 #include "daemon/server/protobuf_log.h"
+#include "daemon/server/rpc_log.h"
 #include "daemon/server/network_plane.h"
 #include "daemon/server/peer_registry.h"
 #include "daemon/server/policy_service.h"
@@ -595,6 +596,7 @@ void Daemon::Impl::build_services() {
 // No listening port of its own: connections arrive from our acceptor.
 Status Daemon::Impl::start_grpc() {
   route_protobuf_log_to_spdlog();
+  route_grpc_log_to_spdlog();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -603,6 +605,11 @@ Status Daemon::Impl::start_grpc() {
   builder.RegisterService(policy_service.get());
   builder.RegisterService(admin_service.get());
   builder.RegisterService(sandbox_service.get());
+  if (spdlog::should_log(spdlog::level::debug)) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(make_rpc_log_interceptor_factory(&peers));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   builder.SetMaxReceiveMessageSize(8 * 1024 * 1024);
   builder.SetMaxSendMessageSize(16 * 1024 * 1024);
   server = builder.BuildAndStart();
@@ -663,11 +670,7 @@ void Daemon::Impl::reload_from_signal() {
   boost::asio::post(blocking, [this] {
     notify_systemd("RELOADING=1");
     auto result = policies->reload();
-    if (result.ok) {
-      spdlog::info("policy reloaded (SIGHUP): {} rules", policies->state().rule_count);
-    } else {
-      for (const auto& e : result.errors) spdlog::error("policy reload failed, keeping the previous policy: {}", e);
-    }
+    orchestrator::log_reload(result, policies->state(), "SIGHUP");
     notify_systemd("READY=1");
   });
 }

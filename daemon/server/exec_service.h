@@ -24,14 +24,14 @@ struct ExecDeps {
 class ExecService final : public v1::Exec::CallbackService {
  public:
   ExecService(const CoreContext& core, ExecDeps deps) : core_(core), deps_(std::move(deps)) {
-    MarkMethodRawCallback(method_index(v1::Exec::service_full_name(), "ExecCommand"), raw_unary_handler(this, &ExecService::ExecCommand));
-    MarkMethodRawCallback(method_index(v1::Exec::service_full_name(), "WriteStdin"), raw_unary_handler(this, &ExecService::WriteStdin));
-    MarkMethodRawCallback(method_index(v1::Exec::service_full_name(), "Poll"), raw_unary_handler(this, &ExecService::Poll));
-    MarkMethodRawCallback(method_index(v1::Exec::service_full_name(), "Cancel"), raw_unary_handler(this, &ExecService::Cancel));
-    MarkMethodRawCallback(method_index(v1::Exec::service_full_name(), "ListSessions"), raw_unary_handler(this, &ExecService::ListSessions));
-    MarkMethodRawCallback(method_index(v1::Exec::service_full_name(), "RunCommand"), raw_unary_handler(this, &ExecService::RunCommand));
-    MarkMethodRawCallback(method_index(v1::Exec::service_full_name(), "SendInput"), raw_unary_handler(this, &ExecService::SendInput));
-    MarkMethodRawCallback(method_index(v1::Exec::service_full_name(), "ResizeTerminal"), raw_unary_handler(this, &ExecService::ResizeTerminal));
+    MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "ExecCommand"), raw_unary_handler(this, &ExecService::ExecCommand));
+    MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "WriteStdin"), raw_unary_handler(this, &ExecService::WriteStdin));
+    MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "Poll"), raw_unary_handler(this, &ExecService::Poll));
+    MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "Cancel"), raw_unary_handler(this, &ExecService::Cancel));
+    MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "ListSessions"), raw_unary_handler(this, &ExecService::ListSessions));
+    MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "RunCommand"), raw_unary_handler(this, &ExecService::RunCommand));
+    MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "SendInput"), raw_unary_handler(this, &ExecService::SendInput));
+    MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "ResizeTerminal"), raw_unary_handler(this, &ExecService::ResizeTerminal));
   }
 
   grpc::ServerUnaryReactor* ExecCommand(grpc::CallbackServerContext* ctx, const v1::ExecCommandRequest* request,

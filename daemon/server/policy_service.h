@@ -17,7 +17,7 @@ struct PolicyDeps {
 class PolicyService final : public v1::Policy::CallbackService {
  public:
   PolicyService(const CoreContext& core, PolicyDeps deps) : core_(core), deps_(deps) {
-    MarkMethodRawCallback(method_index(v1::Policy::service_full_name(), "CheckPolicy"), raw_unary_handler(this, &PolicyService::CheckPolicy));
+    MarkMethodRawCallback(raw_method_index(v1::Policy::service_full_name(), "CheckPolicy"), raw_unary_handler(this, &PolicyService::CheckPolicy));
   }
   grpc::ServerUnaryReactor* CheckPolicy(grpc::CallbackServerContext* ctx, const v1::CheckPolicyRequest* request,
                                         v1::CheckPolicyResponse* response) override;

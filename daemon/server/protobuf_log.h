@@ -9,4 +9,9 @@ namespace codexd::server {
 // Installs the handler; call once, before serving.
 void route_protobuf_log_to_spdlog();
 
+// gRPC core logs to stderr on its own as well ("E1207 ... chttp2_transport.cc:...] ..."): a
+// client that sends garbage can make it write, and its lines would break log_format = "json".
+// They go to spdlog too: errors at warn, the rest at debug, each at most once a second.
+void route_grpc_log_to_spdlog();
+
 }  // namespace codexd::server

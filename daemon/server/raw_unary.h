@@ -4,7 +4,7 @@
 // CallbackUnaryHandler answers every failed parse that way and lets no one see it).
 //
 // Each service marks its unary methods raw in its constructor:
-//   MarkMethodRawCallback(method_index(v1::Exec::service_full_name(), "Poll"),
+//   MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "Poll"),
 //                         raw_unary_handler(this, &ExecService::Poll));
 // The raw handler parses the bytes into a request it owns, calls the typed method with it and
 // a response it owns, and writes the response's bytes when the method's reactor finishes. The
@@ -20,13 +20,18 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "daemon/server/core_reactors.h"
 
 namespace codexd::server {
 
-// The index of `method` in the service `service_full_name` (its order in the .proto file).
-int method_index(const char* service_full_name, const char* method);
+// The index of `method` in the service `service_full_name` (its order in the .proto file), for
+// MarkMethodRawCallback; the method is recorded as raw (is_raw_method).
+int raw_method_index(const char* service_full_name, const char* method);
+// Whether the method at gRPC path "/package.Service/Method" was marked raw: its messages are
+// grpc::ByteBuffer, not the generated types (the RPC log parses them itself).
+bool is_raw_method(std::string_view grpc_path);
 
 // A reactor that only answers `status` (and deletes itself when done).
 class FailedUnaryReactor : public grpc::ServerUnaryReactor {

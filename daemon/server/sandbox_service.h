@@ -23,7 +23,7 @@ struct SandboxDeps {
 class SandboxService final : public v1::Sandbox::CallbackService {
  public:
   SandboxService(const CoreContext& core, SandboxDeps deps) : core_(core), deps_(std::move(deps)) {
-    MarkMethodRawCallback(method_index(v1::Sandbox::service_full_name(), "RunSandboxed"), raw_unary_handler(this, &SandboxService::RunSandboxed));
+    MarkMethodRawCallback(raw_method_index(v1::Sandbox::service_full_name(), "RunSandboxed"), raw_unary_handler(this, &SandboxService::RunSandboxed));
   }
   grpc::ServerUnaryReactor* RunSandboxed(grpc::CallbackServerContext* ctx, const v1::SandboxRunRequest* request,
                                          v1::RunCommandResponse* response) override;

@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 
 class CodexctlTest : public UnsandboxedDaemonTest {
  protected:
@@ -267,10 +268,52 @@ TEST_F(CodexctlTest, StatusDescribesTheDaemon) {
   EXPECT_THAT(status.out, HasSubstr("socket:    " + daemon_.socket_path() + "\n"));
   EXPECT_THAT(status.out, HasSubstr("sessions:  1 live, 1 started\n"));
   EXPECT_THAT(status.out, HasSubstr("you:       uid 0 (admin)\n"));
+  EXPECT_THAT(status.out, Not(HasSubstr("WARNING"))) << "the shipped default rules are loaded";
   auto json = nlohmann::json::parse(ctl({"--json", "status"}).out, nullptr, false);
   ASSERT_FALSE(json.is_discarded());
   EXPECT_EQ(json["mode"], "user");
   EXPECT_EQ(json["sessions_live"], 1);
+}
+
+// Default rules turned off and no rules of its own: the heuristics alone would let
+// `git reset --hard` run without asking, and the operator hears it from status and the log.
+TEST(CodexctlStatus, WarnsLoudlyWhenNoRulesAreLoaded) {
+  TestDaemonOptions options = unsandboxed();
+  options.include_default_rules = false;
+  TestDaemon daemon(options);
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  auto status = daemon.codexctl({"status"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("policy:    0 rules"));
+  EXPECT_THAT(status.out, HasSubstr("  WARNING: no exec-policy rules are loaded: commands are judged by the known-safe/"
+                                    "dangerous heuristics alone, so e.g. `git reset --hard` runs without asking; add "
+                                    "*.rules files to " + daemon.dir() + "/rules or set policy.include_default_rules = true\n"));
+  auto json = nlohmann::json::parse(daemon.codexctl({"--json", "status"}).out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded());
+  ASSERT_EQ(json["policy"]["warnings"].size(), 1u) << json.dump();
+  EXPECT_THAT(json["policy"]["warnings"][0].get<std::string>(), HasSubstr("no exec-policy rules are loaded"));
+  EXPECT_THAT(daemon.daemon_log(), HasSubstr("policy: no exec-policy rules are loaded"));
+  EXPECT_EQ(daemon.stop(), 0) << daemon.daemon_log();
+}
+
+// The README tour's case: a command that may run, but writes where the sandbox does not let
+// it. The hint says an approval does not lift the sandbox, and names --escalate.
+TEST(CodexctlSandbox, ACommandTheSandboxRefusesGetsAHintThatNamesEscalate) {
+  TestDaemon daemon;  // workspace-write
+  ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
+  auto r = daemon.codexctl({"exec", "-C", daemon.workspace(), "--", "/bin/sh", "-c", "echo x > /usr/codexd-denied"});
+  if (r.exit_code == 125) GTEST_SKIP() << "no sandbox here: " << r.err;
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("Read-only file system"));  // the command's own stderr, merged
+  EXPECT_THAT(r.err, HasSubstr("codexctl: the output looks like the sandbox refused something: it keeps everything "
+                               "outside its writable roots (and .git inside them) read-only, approved or not.\n"
+                               "codexctl: if the command must write there, rerun it with --escalate: that asks a "
+                               "reviewer to let it run without the sandbox.\n"));
+  // A failure that is not the sandbox's gets no hint.
+  auto plain = daemon.codexctl({"exec", "-C", daemon.workspace(), "--", "/bin/sh", "-c", "exit 3"});
+  EXPECT_EQ(plain.exit_code, 3);
+  EXPECT_THAT(plain.err, Not(HasSubstr("--escalate")));
+  EXPECT_EQ(daemon.stop(), 0) << daemon.daemon_log();
 }
 
 TEST_F(CodexctlTest, ErrorsPrintTheDaemonsMessageAndExitNonZero) {

@@ -109,6 +109,7 @@ TestDaemon::TestDaemon(TestDaemonOptions options)
   config << "rules_dirs = [\"" << dir_ << "/rules\"]\n";
   config << "approval_policy = \"" << options_.approval_policy << "\"\n";
   config << "amend_file = \"" << dir_ << "/rules/amend.rules\"\n";
+  if (!options_.include_default_rules) config << "include_default_rules = false\n";
   config << "[sandbox]\n";
   config << "mode = \"" << options_.sandbox_mode << "\"\n";
   if (options_.sandbox_config.find("private_tmp_dir") == std::string::npos) {

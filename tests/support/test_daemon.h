@@ -26,6 +26,7 @@ struct TestDaemonOptions {
   // a private_tmp_dir line the agents' private /tmp live in <dir>/private-tmp.
   std::string sandbox_config;
   std::string rules;           // written to <dir>/rules/test.rules when non-empty
+  bool include_default_rules = true;  // policy.include_default_rules
   std::string socket_mode;     // e.g. "0666" so another uid can connect
   std::string socket_dir_mode; // e.g. "0755"
   std::vector<std::string> env;  // extra NAME=VALUE for the daemon process

@@ -20,6 +20,7 @@ namespace codexd::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 ProcessResult check_config(const std::string& config, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> argv = {TestDaemon::codexd_binary(), "--check-config", "--config", config};
@@ -48,6 +49,25 @@ TEST(CheckConfig, ValidConfigPasses) {
   EXPECT_THAT(r.out, HasSubstr("configuration ok"));
   EXPECT_THAT(r.out, HasSubstr("rules: " + dir + "/rules/ok.rules ok"));
   EXPECT_EQ(r.err, "");
+}
+
+// A codexd copied out of its prefix finds no share/codexd/default.rules beside it: the copy
+// built into it stands in (so `git reset --hard` still asks), and the check says so.
+TEST(CheckConfig, AMissingDefaultRulesFileIsReplacedByTheBuiltInCopyWithAWarning) {
+  REQUIRE_SYSTEM_ENV();
+  std::string dir = make_daemon_dir();
+  write(dir + "/codexd.toml", system_mode_config(dir));
+  std::filesystem::create_directories(dir + "/bin");
+  const std::string moved = dir + "/bin/codexd";
+  std::filesystem::copy_file(TestDaemon::codexd_binary(), moved);
+  auto r = run_process({moved, "--check-config", "--config", dir + "/codexd.toml"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rules: <built-in default.rules> ok\n"));
+  EXPECT_THAT(r.out, HasSubstr("warning: the default rules file " + dir +
+                               "/share/codexd/default.rules is missing (a broken install or a binary moved out of its "
+                               "prefix); the copy built into codexd is in force instead\n"));
+  EXPECT_THAT(r.out, HasSubstr("configuration ok"));
+  EXPECT_THAT(check_config(dir + "/codexd.toml").out, Not(HasSubstr("warning:"))) << "the build's own binary finds the file";
 }
 
 TEST(CheckConfig, EveryConfigErrorWithFileLineColumn) {
