@@ -71,7 +71,7 @@ for path in ./usr/bin/codexd ./usr/bin/codexctl ./usr/bin/codexd-sandbox-helper 
             ./lib/systemd/system/codexd.service ./lib/systemd/system/codexd.socket \
             ./usr/lib/systemd/user/codexd.service ./usr/lib/systemd/user/codexd.socket \
             ./usr/lib/tmpfiles.d/codexd.conf ./etc/codexd/codexd.toml ./etc/codexd/rules/00-default.rules \
-            ./usr/share/codexd/default.rules; do
+            ./usr/share/codexd/default.rules ./etc/logrotate.d/codexd; do
   grep -q " $path\$" <<<"$contents" || fail "package lacks $path"
 done
 
@@ -84,6 +84,11 @@ getent group codexd >/dev/null || fail "postinst did not create group codexd"
 conffiles=$(dpkg-query -W -f='${Conffiles}' codexd)
 grep -q "$CONFIG" <<<"$conffiles" || fail "$CONFIG is not a conffile"
 grep -q /etc/codexd/rules/00-default.rules <<<"$conffiles" || fail "00-default.rules is not a conffile"
+grep -q /etc/logrotate.d/codexd <<<"$conffiles" || fail "the logrotate file is not a conffile"
+command -v logrotate >/dev/null || fail "logrotate is not installed (scripts/deps.sh installs it)"
+logrotate --debug /etc/logrotate.d/codexd >"$workdir/logrotate.log" 2>&1 ||
+  { cat "$workdir/logrotate.log" >&2; fail "logrotate rejects /etc/logrotate.d/codexd"; }
+log "logrotate accepts /etc/logrotate.d/codexd"
 /usr/bin/codexd --check-config --config "$CONFIG" >"$workdir/check.log" 2>&1 ||
   { cat "$workdir/check.log" >&2; fail "installed config does not pass --check-config"; }
 

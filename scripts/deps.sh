@@ -19,6 +19,7 @@ PACKAGES=(
   # runtime and test tools
   bubblewrap              # the Linux sandbox
   dpkg-dev systemd shellcheck util-linux passwd procps iproute2 file
+  logrotate               # the package smoke test checks /etc/logrotate.d/codexd with it
   curl git python3-pip    # the network proxy tests drive real curl, git and Debian's pip
   python3-grpcio python3-protobuf  # the Python client package (clients/python) and its tests
 )

@@ -214,7 +214,7 @@ void ApprovalBroker::abandon(const std::string& id) {
 }
 
 Status ApprovalBroker::resolve(const std::string& id, ReviewDecision decision, uid_t reviewer_uid,
-                               const std::string& rationale) {
+                               const std::string& rationale, const std::string& reviewer_agent) {
   auto it = pending_.find(id);
   if (it == pending_.end()) {
     if (resolved_.count(id)) return FailedPrecondition("approval " + id + " was already resolved");
@@ -227,6 +227,7 @@ Status ApprovalBroker::resolve(const std::string& id, ReviewDecision decision, u
   outcome.kind = ApprovalOutcome::Kind::kDecided;
   outcome.decision = decision;
   outcome.resolved_by = reviewer_uid;
+  outcome.resolved_by_agent = reviewer_agent;
   outcome.rationale = rationale;
   finish(id, outcome);
   return Status::Ok();

@@ -84,7 +84,8 @@ class ApprovalBroker {
 
   // A reviewer's answer: NOT_FOUND for unknown ids, FAILED_PRECONDITION when it was already
   // resolved, PERMISSION_DENIED when this uid may not review it.
-  Status resolve(const std::string& id, ReviewDecision decision, uid_t reviewer_uid, const std::string& rationale);
+  Status resolve(const std::string& id, ReviewDecision decision, uid_t reviewer_uid, const std::string& rationale,
+                 const std::string& reviewer_agent = {});
 
   // A reviewer stream: pending requests it may review first, then kSynced, then live events.
   WatcherId watch(uid_t reviewer_uid, std::function<void(const ApprovalEvent&)> on_event);

@@ -179,6 +179,7 @@ json outcome_json(const ApprovalOutcome& o, Clock::time_point resolved_at) {
   j["source"] = outcome_source_name(o.kind);
   j["decision"] = review_decision_name(o.decision);
   if (o.resolved_by) j["resolved_by"] = *o.resolved_by;
+  if (!o.resolved_by_agent.empty()) j["resolved_by_agent"] = o.resolved_by_agent;
   j["rationale"] = o.rationale;
   j["resolved_at_ms"] = to_ms(resolved_at);
   return j;
@@ -190,6 +191,7 @@ ApprovalOutcome outcome_from(const json& j, Clock::time_point* resolved_at) {
   o.kind = parse_enum(field<std::string>(j, "source"), kOutcomeKinds, outcome_source_name, "outcome source");
   o.decision = parse_enum(field<std::string>(j, "decision"), kDecisions, review_decision_name, "decision");
   if (j.contains("resolved_by")) o.resolved_by = field<uid_t>(j, "resolved_by");
+  if (j.contains("resolved_by_agent")) o.resolved_by_agent = field<std::string>(j, "resolved_by_agent");
   o.rationale = field<std::string>(j, "rationale");
   *resolved_at = from_ms(field<int64_t>(j, "resolved_at_ms"));
   return o;

@@ -72,6 +72,7 @@ struct ApprovalOutcome {
   Kind kind = Kind::kDecided;
   ReviewDecision decision = ReviewDecision::kDenied;
   std::optional<uid_t> resolved_by;
+  std::string resolved_by_agent;  // the reviewer's own agent label (x-codexd-agent-id), if it sent one
   std::string rationale;
 };
 

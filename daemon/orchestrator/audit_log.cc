@@ -5,19 +5,73 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <sys/random.h>
-#include <unistd.h>
+#include <sys/uio.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <nlohmann/json.hpp>
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/details/file_helper.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
+#include <vector>
 
 #ifdef CODEXD_HAVE_SYSTEMD
 #include <systemd/sd-journal.h>
 #endif
 
 namespace codexd::orchestrator {
+
+// The audit file, reopened by path on SIGHUP: logrotate renames it, the daemon then writes a
+// new file under the old name (docs/service.md; packaging/logrotate/codexd).
+class ReopenableFileSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit ReopenableFileSink(const std::string& path) { file_.open(path, false); }
+
+  Status reopen() {
+    std::lock_guard lock(mutex_);
+    try {
+      file_.reopen(false);
+    } catch (const std::exception& e) {
+      return Unavailable(std::string("cannot reopen the audit log: ") + e.what());
+    }
+    return Status::Ok();
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(message, formatted);
+    file_.write(formatted);
+  }
+  void flush_() override { file_.flush(); }
+
+ private:
+  spdlog::details::file_helper file_;
+};
+
+namespace {
+
+#ifdef CODEXD_HAVE_SYSTEMD
+// The journal gets the line as MESSAGE and each field as CODEXD_<NAME>, so
+// `journalctl SYSLOG_IDENTIFIER=codexd-audit CODEXD_DECISION=denied` selects without parsing.
+void send_to_journal(const nlohmann::ordered_json& line, const std::string& text) {
+  std::vector<std::string> fields = {"MESSAGE=" + text, "SYSLOG_IDENTIFIER=codexd-audit", "PRIORITY=6"};
+  for (const auto& [key, value] : line.items()) {
+    std::string name = "CODEXD_";
+    for (char c : key) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : '_';
+    const std::string rendered = value.is_string() ? value.get<std::string>()
+                                                   : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    fields.push_back(name + "=" + rendered);
+  }
+  std::vector<iovec> parts;
+  for (std::string& field : fields) parts.push_back({field.data(), field.size()});
+  sd_journal_sendv(parts.data(), static_cast<int>(parts.size()));
+}
+#endif
+
+}  // namespace
 
 Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& file, bool journald) {
   std::unique_ptr<AuditLog> log(new AuditLog());
@@ -27,7 +81,8 @@ Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& file, bool j
   }
   if (!file.empty()) {
     try {
-      auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(file, false);
+      auto sink = std::make_shared<ReopenableFileSink>(file);
+      log->file_sink_ = sink;
       log->logger_ = std::make_shared<spdlog::logger>("audit", sink);
       log->logger_->set_pattern("%v");
       log->logger_->flush_on(spdlog::level::info);
@@ -81,6 +136,8 @@ void AuditLog::record(const AuditRecord& r) {
   line["approval_policy"] = r.approval_policy;
   line["requirement"] = r.requirement;
   line["reviewed"] = r.reviewed;
+  if (r.reviewer_uid) line["reviewer_uid"] = *r.reviewer_uid;
+  if (!r.reviewer_agent.empty()) line["reviewer_agent"] = r.reviewer_agent;
   line["decision"] = r.decision;
   line["sandbox_override"] = r.sandbox_override;
   line["initial_sandbox"] = r.initial_sandbox;
@@ -96,7 +153,7 @@ void AuditLog::record(const AuditRecord& r) {
   }
   line["approval_wait_ms"] = static_cast<int64_t>(r.approval_wait_ms);
   line["duration_ms"] = static_cast<int64_t>(r.duration_ms);
-  emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  emit(line);
 }
 
 void AuditLog::record(const NetworkAuditRecord& r) {
@@ -113,7 +170,7 @@ void AuditLog::record(const NetworkAuditRecord& r) {
   line["bytes_down"] = r.bytes_down;
   line["duration_ms"] = r.duration_ms;
   if (!r.error.empty()) line["error"] = r.error;
-  emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  emit(line);
 }
 
 void AuditLog::record(const DaemonAuditRecord& r) {
@@ -121,7 +178,7 @@ void AuditLog::record(const DaemonAuditRecord& r) {
   nlohmann::ordered_json line = line_head("daemon", "", ::geteuid());
   line["event"] = r.event;
   line["detail"] = r.detail;
-  emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  emit(line);
 }
 
 void AuditLog::record(const ApprovalStateAuditRecord& r) {
@@ -138,14 +195,20 @@ void AuditLog::record(const ApprovalStateAuditRecord& r) {
     line["reason"] = r.reason;
     line["moved_to"] = r.moved_to;
   }
-  emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  emit(line);
 }
 
-void AuditLog::emit(const std::string& text) {
+void AuditLog::emit(const nlohmann::ordered_json& line) {
+  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (logger_) logger_->info(text);
 #ifdef CODEXD_HAVE_SYSTEMD
-  if (journald_) sd_journal_send("MESSAGE=%s", text.c_str(), "SYSLOG_IDENTIFIER=codexd-audit", "PRIORITY=6", nullptr);
+  if (journald_) send_to_journal(line, text);
 #endif
+}
+
+Status AuditLog::reopen() {
+  if (!file_sink_) return Status::Ok();
+  return file_sink_->reopen();
 }
 
 void AuditLog::flush() {

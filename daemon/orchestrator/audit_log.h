@@ -13,6 +13,8 @@
 #include "base/status.h"
 #include "platform/limits/limits.h"
 
+#include <nlohmann/json.hpp>
+
 namespace spdlog {
 class logger;
 }
@@ -28,6 +30,8 @@ struct AuditRecord {
   std::string approval_policy;
   std::string requirement;        // skip | skip_bypass_sandbox | needs_approval | forbidden
   bool reviewed = false;          // a reviewer was asked
+  std::optional<uid_t> reviewer_uid;  // who answered (the last answer, for an escalated retry)
+  std::string reviewer_agent;     // the reviewer's own agent label, if it sent one
   std::string decision;           // approved | approved_for_session | denied | abort | cached | none | ...
   std::string sandbox_override;   // none | bypass | escalation_downgraded
   std::string initial_sandbox;    // linux-bwrap | linux-landlock | none
@@ -78,6 +82,8 @@ struct ApprovalStateAuditRecord {
   std::string moved_to;  // kCorrupt: where the file went ("" if it could not be moved)
 };
 
+class ReopenableFileSink;  // audit_log.cc
+
 class AuditLog {
  public:
   // `file` empty: no file; `journald`: also send to the journal. Neither: a no-op log.
@@ -90,11 +96,14 @@ class AuditLog {
   void record(const ApprovalStateAuditRecord& record);
   std::string hash_call_id(const std::string& call_id) const;
   void flush();
+  // The file again by its path (SIGHUP, after logrotate moved it). Thread-safe.
+  Status reopen();
 
  private:
   AuditLog() = default;
-  void emit(const std::string& line);
+  void emit(const nlohmann::ordered_json& line);
   std::shared_ptr<spdlog::logger> logger_;
+  std::shared_ptr<ReopenableFileSink> file_sink_;
   bool journald_ = false;
   std::string secret_;  // 32 random bytes
 };

@@ -30,9 +30,19 @@ struct CommandRunner::CallState {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   double approval_wait_ms = 0;
   bool reviewed = false;
+  std::optional<uid_t> reviewer_uid;  // the last reviewer who answered for this call
+  std::string reviewer_agent;
   ReviewOutcome review = ReviewOutcome::kNotNeeded;
   std::string initial_sandbox;
   CommandResult result;
+
+  // The reviewer who answered this attempt's question, if one did (a cached or policy decision
+  // leaves the call's earlier reviewer in place).
+  void take_reviewer(const ExecPlan& attempt) {
+    if (!attempt.reviewer_uid) return;
+    reviewer_uid = attempt.reviewer_uid;
+    reviewer_agent = attempt.reviewer_agent;
+  }
 };
 
 CommandRunner::CommandRunner(boost::asio::io_context& io, Orchestrator& orchestrator, exec::ExecEngine& engine,
@@ -63,6 +73,7 @@ void CommandRunner::admitted(std::shared_ptr<CallState> call, AdmitResult admitt
     call->plan = admitted.plan;
     call->approval_wait_ms += admitted.plan->approval_wait_ms;
     call->reviewed = call->reviewed || admitted.plan->reviewed;
+    call->take_reviewer(*admitted.plan);
     if (admitted.plan->attempt == 1) call->review = admitted.plan->review;
   }
   if (!admitted.error.ok()) {
@@ -179,6 +190,7 @@ void CommandRunner::attempt_finished(std::shared_ptr<CallState> call, bool likel
         if (r.plan) {
           call->approval_wait_ms += r.plan->approval_wait_ms;
           call->reviewed = call->reviewed || r.plan->reviewed;
+          call->take_reviewer(*r.plan);
         }
         complete(call, std::move(call->result), "sandbox_denied");
         return;
@@ -211,6 +223,8 @@ void CommandRunner::complete(std::shared_ptr<CallState> call, CommandResult resu
   record.approval_policy = plan ? policy::approval_policy_name(plan->approval_policy) : "";
   record.requirement = plan && plan->assessed ? requirement_name(plan->requirement) : "none";
   record.reviewed = call->reviewed;
+  record.reviewer_uid = call->reviewer_uid;
+  record.reviewer_agent = call->reviewer_agent;
   record.decision = result.rejection ? rejection_reason_name(result.rejection->reason) : std::string(to_string(call->review));
   record.sandbox_override = plan && plan->escalation_downgraded ? "escalation_downgraded"
                             : plan && plan->sandbox_bypassed() ? "bypass"

@@ -50,6 +50,8 @@ struct ExecPlan {
   ReviewOutcome review = ReviewOutcome::kNotNeeded;
   bool reviewed = false;                   // a reviewer was asked for this attempt
   double approval_wait_ms = 0;
+  std::optional<uid_t> reviewer_uid;       // who answered that question (audit), if anyone did
+  std::string reviewer_agent;
   std::vector<std::string> approval_cache_keys;
   sandbox::SandboxSpec sandbox_spec;
   Confinement confinement = Confinement::kSandboxed;

@@ -170,6 +170,8 @@ void Orchestrator::ask_reviewer(Draft plan, ApprovalReason reason, const std::sh
       std::move(ticket),
       [this, plan, done, weak, asked_at, timeout_ms, then](const ApprovalOutcome& outcome) {
         plan->approval_wait_ms = ms_since(asked_at);
+        plan->reviewer_uid = outcome.resolved_by;
+        plan->reviewer_agent = outcome.resolved_by_agent;
         if (auto p = weak.lock()) {
           p->approval_id.clear();
           p->finished = true;
@@ -235,6 +237,8 @@ std::shared_ptr<PendingAdmission> Orchestrator::plan_retry(std::shared_ptr<const
   plan->attempt = 2;
   plan->reviewed = false;
   plan->approval_wait_ms = 0;
+  plan->reviewer_uid.reset();
+  plan->reviewer_agent.clear();
   plan->confinement = Confinement::kBypassed;
   // Codex: no second question when attempt 1 was approved (not one-shot) or the key is
   // approved for the session.

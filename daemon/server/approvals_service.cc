@@ -139,8 +139,9 @@ grpc::ServerUnaryReactor* ApprovalsService::ResolveApproval(grpc::CallbackServer
       reactor->finish(InvalidArgument("`decision` must be APPROVED, APPROVED_FOR_SESSION, APPROVED_EXECPOLICY_AMENDMENT, DENIED or ABORT"));
       return reactor;
   }
-  on_core(core_, [this, reactor, id = request->approval_id(), decision, uid = caller->uid, rationale = request->rationale()] {
-    reactor->finish(broker_.resolve(id, decision, uid, rationale));
+  on_core(core_, [this, reactor, id = request->approval_id(), decision, uid = caller->uid, agent = caller->agent_id,
+                   rationale = request->rationale()] {
+    reactor->finish(broker_.resolve(id, decision, uid, rationale, agent));
   });
   return reactor;
 }

@@ -669,6 +669,8 @@ void Daemon::Impl::stop_core_thread() {
 void Daemon::Impl::reload_from_signal() {
   boost::asio::post(blocking, [this] {
     notify_systemd("RELOADING=1");
+    // SIGHUP is also logrotate's postrotate: the audit file is reopened by its path.
+    if (Status reopened = audit->reopen(); !reopened.ok()) spdlog::error("{}", reopened.message());
     auto result = policies->reload();
     orchestrator::log_reload(result, policies->state(), "SIGHUP");
     notify_systemd("READY=1");

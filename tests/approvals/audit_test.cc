@@ -2,6 +2,7 @@
 // and never the command, cwd, environment, justification, output or call id.
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <gmock/gmock.h>
@@ -159,6 +160,27 @@ TEST_F(AuditLog, AMarkerInCommandCwdEnvJustificationAndOutputNeverReachesTheLog)
   EXPECT_FALSE(lines[1].contains("exit_code")) << "nothing ran";
   EXPECT_FALSE(lines[2].contains("exit_code")) << "nothing ran";
   EXPECT_NE(lines[4]["exit_code"], 0);
+  // Who answered: the reviewer's uid and its own label, on the lines a reviewer decided.
+  for (size_t i : {2u, 3u}) {
+    EXPECT_EQ(lines[i]["reviewer_uid"], ::geteuid()) << lines[i].dump();
+    EXPECT_EQ(lines[i]["reviewer_agent"], "reviewer") << lines[i].dump();
+  }
+  for (size_t i : {0u, 1u, 4u, 5u, 6u}) EXPECT_FALSE(lines[i].contains("reviewer_uid")) << lines[i].dump();
+}
+
+// logrotate's way: the file is renamed, SIGHUP, and the next lines go to a new file under the
+// old name (nothing lost, nothing written to the renamed one after the signal).
+TEST_F(AuditLog, SighupReopensTheFileSoLogrotateWorks) {
+  ASSERT_EQ(agent_.exec_ok(exec_request(daemon_.workspace(), {"echo", "one"})).exit_code(), 0);
+  const std::string path = daemon_.audit_log_path();
+  const std::string rotated = path + ".1";
+  ASSERT_EQ(::rename(path.c_str(), rotated.c_str()), 0);
+  ASSERT_TRUE(daemon_.signal_and_wait_ready(SIGHUP)) << daemon_.daemon_log();
+  ASSERT_EQ(agent_.exec_ok(exec_request(daemon_.workspace(), {"echo", "two"})).exit_code(), 0);
+  EXPECT_EQ(audit_lines(rotated).size(), 1u) << slurp(rotated);
+  auto fresh = audit_lines(path);
+  ASSERT_EQ(fresh.size(), 1u) << slurp(path);
+  EXPECT_EQ(fresh[0]["outcome"], "success");
 }
 
 TEST_F(AuditLog, EscalationRetryAndBypassAreRecorded) {

@@ -25,7 +25,8 @@ for script in prerm postrm; do
 done
 
 want="/etc/codexd/codexd.toml
-/etc/codexd/rules/00-default.rules"
+/etc/codexd/rules/00-default.rules
+/etc/logrotate.d/codexd"
 [ "$(cat "$dir/conffiles")" = "$want" ] || { echo "FAIL: conffiles differ from: $want"; status=1; }
 grep -q "install(FILES codexd.toml DESTINATION /etc/codexd" "$src/packaging/CMakeLists.txt" ||
   { echo "FAIL: packaging/CMakeLists.txt does not install codexd.toml to /etc/codexd"; status=1; }
