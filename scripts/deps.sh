@@ -22,6 +22,7 @@ PACKAGES=(
   logrotate               # the package smoke test checks /etc/logrotate.d/codexd with it
   curl git python3-pip    # the network proxy tests drive real curl, git and Debian's pip
   python3-grpcio python3-protobuf  # the Python client package (clients/python) and its tests
+  python3-prometheus-client  # the metrics test parses each scrape with the reference parser
 )
 
 # The Node client package (clients/node) is built and tested with node and npm. Install

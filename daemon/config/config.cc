@@ -199,6 +199,34 @@ std::string expand_home(const std::string& path, const std::string& home) {
   return path;
 }
 
+Result<MetricsAddress> parse_metrics_listen(const std::string& listen) {
+  const std::string usage = "`metrics.listen` must be \"unix:/absolute/path\", \"tcp:127.0.0.1:PORT\" or "
+                            "\"tcp:[::1]:PORT\" (got \"" + listen + "\")";
+  MetricsAddress address;
+  if (listen.rfind("unix:", 0) == 0) {
+    address.path = listen.substr(5);
+    if (address.path.empty() || address.path[0] != '/') return InvalidArgument(usage);
+    return address;
+  }
+  if (listen.rfind("tcp:", 0) != 0) return InvalidArgument(usage);
+  std::string rest = listen.substr(4);
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos) return InvalidArgument(usage);
+  address.tcp = true;
+  address.host = rest.substr(0, colon);
+  if (address.host == "[::1]") address.host = "::1";
+  if (address.host != "127.0.0.1" && address.host != "::1") {
+    return InvalidArgument(usage + "; only loopback addresses: the figures describe every user's commands");
+  }
+  const std::string port = rest.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) == 0 || std::stoul(port) > 65535) {
+    return InvalidArgument(usage + "; the port must be 1 to 65535");
+  }
+  address.port = static_cast<uint16_t>(std::stoul(port));
+  return address;
+}
+
 std::string socket_path(const Config& config) {
   const std::string& listen = config.daemon.listen;
   if (listen.empty()) return api::default_socket_path(config.daemon.mode == DaemonMode::kSystem);
@@ -533,6 +561,12 @@ void read_agents(TableReader& agents, Config& c) {
   }
 }
 
+void read_metrics(TableReader& r, Config& c) {
+  r.read("listen", c.metrics.listen);
+  if (c.metrics.listen.empty()) return;
+  if (auto parsed = parse_metrics_listen(c.metrics.listen); !parsed.ok()) r.error_at("listen", parsed.status().message());
+}
+
 void read_audit(TableReader& r, Config& c) {
   r.read_path("log_file", c.audit.log_file);
   r.read("journald", c.audit.journald);
@@ -543,7 +577,7 @@ constexpr std::pair<const char*, TableFn> kTables[] = {
     {"daemon", read_daemon},       {"exec", read_exec},       {"environment", read_environment},
     {"policy", read_policy},       {"sandbox", read_sandbox}, {"approvals", read_approvals},
     {"agents", read_agents},       {"audit", read_audit},     {"network", read_network},
-    {"limits", read_limits},
+    {"limits", read_limits},       {"metrics", read_metrics},
 };
 
 // Every known table into `c`; unknown top-level keys are errors.

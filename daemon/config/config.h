@@ -141,6 +141,22 @@ struct AgentOverride {
   limits::ResourceLimits budget;  // set fields replace limits.agent_* for this agent
 };
 
+// The optional Prometheus endpoint (docs/configuration.md [metrics]).
+struct MetricsSection {
+  // "" = off; "unix:/absolute/path" (a socket of mode 0600); "tcp:127.0.0.1:PORT" or
+  // "tcp:[::1]:PORT" (loopback only: the figures are about every user's activity).
+  std::string listen;
+};
+
+struct MetricsAddress {
+  bool tcp = false;
+  std::string path;  // unix
+  std::string host;  // tcp: "127.0.0.1" | "::1"
+  uint16_t port = 0;
+};
+// `listen` of [metrics] parsed, or why it is not one of the accepted forms.
+Result<MetricsAddress> parse_metrics_listen(const std::string& listen);
+
 struct AuditSection {
   std::string log_file;   // "" = no file
   bool journald = false;
@@ -158,6 +174,7 @@ struct Config {
   std::map<std::string, AgentOverride> agents;
   AuditSection audit;
   LimitsSection limits;
+  MetricsSection metrics;
 
   // The approval policy for calls labelled `agent_id`: its [agents."<id>"] approval_policy,
   // else policy.approval_policy, with the policy's granular flags.

@@ -114,6 +114,8 @@ class ExecEngine {
   size_t live_sessions() const { return store_.size(); }
   limits::LimitsManager* limits() const { return options_.limits; }
   uint64_t total_sessions() const { return store_.total_created(); }
+  // Every byte the sessions of this daemon produced (live sessions' so far included).
+  uint64_t total_output_bytes() const { return store_.total_output_bytes(); }
   size_t live_sessions_of(uid_t uid) const { return store_.count_for(uid); }
   uint64_t total_sessions_of(uid_t uid) const { return store_.created_by(uid); }
 

@@ -117,12 +117,19 @@ Result<std::shared_ptr<Session>> ProcessStore::find(int id, const Requester& req
   return NotFound("Unknown process id " + std::to_string(id));
 }
 
+uint64_t ProcessStore::total_output_bytes() const {
+  uint64_t total = output_bytes_of_removed_;
+  for (const auto& [id, session] : sessions_) total += session->stream_offset();
+  return total;
+}
+
 void ProcessStore::remove(int id) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
   auto session = std::move(it->second);
   sessions_.erase(it);
   reserved_.erase(id);
+  output_bytes_of_removed_ += session->stream_offset();
   session->release();
 }
 

@@ -82,6 +82,9 @@ class ProcessStore {
 
   size_t size() const { return sessions_.size(); }
   uint64_t total_created() const { return total_created_; }
+  // Every output byte of this store's sessions: the removed ones (counted at removal) and what
+  // the live ones produced so far.
+  uint64_t total_output_bytes() const;
   uint64_t created_by(uid_t uid) const {
     auto it = created_by_.find(uid);
     return it == created_by_.end() ? 0 : it->second;
@@ -115,6 +118,7 @@ class ProcessStore {
   std::deque<int> reported_order_;  // oldest first
   std::deque<int> tombstone_order_;  // oldest first, bounded by limits_.tombstones
   uint64_t total_created_ = 0;
+  uint64_t output_bytes_of_removed_ = 0;
   std::map<uid_t, uint64_t> created_by_;  // what GetStatus shows a caller who is not an admin
 };
 

@@ -239,6 +239,7 @@ void ApprovalBroker::finish(const std::string& id, const ApprovalOutcome& outcom
   Pending pending = std::move(it->second);
   pending_.erase(it);
   if (pending.timer) pending.timer->cancel();
+  ++resolved_counts_[{outcome_source_name(outcome.kind), review_decision_name(outcome.decision)}];
   remember_resolved(id, pending.ticket.requester_uid);
   // A restored approval resolved while its requester is away waits for it to ask again.
   if (pending.restored && !pending.done && outcome.kind != ApprovalOutcome::Kind::kShutdown) {

@@ -7,12 +7,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/orchestrator/approval_store.h"
@@ -95,6 +97,8 @@ class ApprovalBroker {
   // The same, without copies: valid until the broker next changes (use at once, on the core thread).
   std::vector<const ApprovalTicket*> pending_refs_for(uid_t reviewer_uid) const;
   size_t pending_count() const { return pending_.size(); }
+  // Every approval that ended, by how (outcome_source_name) and the decision (metrics).
+  const std::map<std::pair<std::string, std::string>, uint64_t>& resolved_counts() const { return resolved_counts_; }
   // The last failure to save the approval state ("" when fine or not saving).
   std::string state_error() const { return store_ ? store_->last_error() : std::string(); }
 
@@ -107,7 +111,7 @@ class ApprovalBroker {
     Done done;
     std::unique_ptr<boost::asio::steady_timer> timer;
     bool restored = false;  // from the saved state; claimable while `done` is unset
-  };
+};
   struct Unclaimed {
     ApprovalTicket ticket;
     ApprovalOutcome outcome;
@@ -141,6 +145,7 @@ class ApprovalBroker {
   std::map<WatcherId, Watcher> watchers_;
   WatcherId next_watcher_ = 1;
   std::mt19937_64 rng_;
+  std::map<std::pair<std::string, std::string>, uint64_t> resolved_counts_;
 };
 
 }  // namespace codexd::orchestrator

@@ -107,6 +107,11 @@ void CommandRunner::admitted(std::shared_ptr<CallState> call, AdmitResult admitt
   start_attempt(call);
 }
 
+void CommandRunner::observe_launch(sandbox::Backend backend, std::chrono::steady_clock::time_point started) {
+  auto [it, added] = metrics_.launch_seconds.try_emplace(std::string(sandbox::to_string(backend)), latency_buckets_seconds());
+  it->second.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+}
+
 void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
   const ExecPlan& plan = *call->plan;
   if (call->request.tool == Tool::kUnifiedExec) {
@@ -126,6 +131,7 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
       result.error = Status(StatusCode::kCancelled, "the client went away while waiting for output");
       complete(c, std::move(result), "cancelled");
     };
+    const auto spawn_started = std::chrono::steady_clock::now();
     call->handle->wait_ = engine_.exec(
         std::move(meta), plan.launch, start, call->yield_ms, call->max_output_tokens,
         [this, call](Result<exec::UnifiedOutcome> outcome) {
@@ -150,9 +156,11 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
           call->result.likely_sandbox_denied = likely;
           attempt_finished(call, likely, false, call->result.unified->signal.has_value());
         });
+    observe_launch(plan.backend, spawn_started);
     return;
   }
   exec::ChannelOwner owner{call->request.caller.uid, call->request.caller.agent_id, 0, shell_join(call->request.argv)};
+  const auto spawn_started = std::chrono::steady_clock::now();
   auto run = exec::OneShotRun::start(io_, plan.launch, owner, call->request.timeout_ms, [this, call](Result<exec::OneShotOutcome> outcome) {
     call->handle->run_.reset();
     if (!outcome.ok()) {
@@ -172,6 +180,7 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
     attempt_finished(call, likely, call->result.one_shot->timed_out || call->result.one_shot->cancelled,
                      call->result.one_shot->signal.has_value());
   }, engine_.limits());
+  if (run.ok()) observe_launch(plan.backend, spawn_started);
   if (!run.ok()) {
     CommandResult result;
     result.plan = call->plan;
@@ -243,6 +252,8 @@ void CommandRunner::complete(std::shared_ptr<CallState> call, CommandResult resu
     record.usage = result.one_shot->usage;
   }
   record.approval_wait_ms = call->approval_wait_ms;
+  ++metrics_.calls[{record.decision, record.outcome}];
+  if (call->reviewed) metrics_.approval_wait_seconds.observe(call->approval_wait_ms / 1000.0);
   record.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - call->started).count();
   audit_.record(record);
   auto done = std::move(call->done);

@@ -4,8 +4,13 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
+
+#include "base/histogram.h"
 
 #include "daemon/exec/exec_engine.h"
 #include "daemon/exec/one_shot.h"
@@ -42,6 +47,16 @@ class CallHandle {
   bool finished_ = false;
 };
 
+// What the calls did, for the metrics endpoint. Core thread only (read there too).
+struct CallMetrics {
+  // Each finished call by its audit decision and outcome (docs/approvals.md "Audit log").
+  std::map<std::pair<std::string, std::string>, uint64_t> calls;
+  // How long the spawn took (plan ready -> process started), by sandbox backend.
+  std::map<std::string, Histogram> launch_seconds;
+  // How long calls waited for reviewers (calls that waited at all).
+  Histogram approval_wait_seconds{latency_buckets_seconds()};
+};
+
 class CommandRunner {
  public:
   using Done = std::function<void(CommandResult)>;
@@ -50,6 +65,7 @@ class CommandRunner {
 
   std::shared_ptr<CallHandle> exec_command(ExecRequest request, uint32_t yield_ms, uint32_t max_output_tokens, Done done);
   std::shared_ptr<CallHandle> run_command(ExecRequest request, Done done);
+  const CallMetrics& metrics() const { return metrics_; }
 
  private:
   struct CallState;
@@ -57,11 +73,13 @@ class CommandRunner {
   void start_attempt(std::shared_ptr<CallState> call);
   void attempt_finished(std::shared_ptr<CallState> call, bool likely_denied, bool timed_out, bool signaled);
   void complete(std::shared_ptr<CallState> call, CommandResult result, const std::string& outcome);
+  void observe_launch(sandbox::Backend backend, std::chrono::steady_clock::time_point started);
 
   boost::asio::io_context& io_;
   Orchestrator& orchestrator_;
   exec::ExecEngine& engine_;
   AuditLog& audit_;
+  CallMetrics metrics_;
 };
 
 }  // namespace codexd::orchestrator

@@ -55,6 +55,8 @@
 #include "daemon/server/io_thread.h"
 #include "daemon/server/log_throttle.h"
 #include "daemon/server/memory_trim.h"
+#include "daemon/server/metrics_endpoint.h"
+#include "daemon/server/metrics_report.h"
 #include "daemon/server/protobuf_log.h"
 #include "daemon/server/rpc_log.h"
 #include "daemon/server/network_plane.h"
@@ -438,6 +440,7 @@ struct Daemon::Impl {
   std::unique_ptr<SandboxService> sandbox_service;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<Acceptor> acceptor;
+  std::unique_ptr<MetricsEndpoint> metrics;  // [metrics] listen; null: off
 
   std::mutex mutex;
   std::condition_variable cv;
@@ -458,6 +461,7 @@ struct Daemon::Impl {
   void start_core_thread();
   void build_services();
   Status start_grpc();
+  Status start_metrics();
   void start_acceptor(UniqueFd listener);
   void announce() const;
   // shutdown
@@ -591,6 +595,28 @@ void Daemon::Impl::build_services() {
   sandbox_service = std::make_unique<SandboxService>(
       context, SandboxDeps{
                    .config = &config, .sandbox = sandbox.get(), .launches = core.launches.get(), .limits = limits.get()});
+}
+
+// The scrape's figures come from the core thread: the endpoint's thread posts there and gets
+// the text back, never blocking either thread.
+Status Daemon::Impl::start_metrics() {
+  if (config.metrics.listen.empty()) return Status::Ok();
+  CODEXD_ASSIGN_OR_RETURN(config::MetricsAddress address, config::parse_metrics_listen(config.metrics.listen));
+  MetricsSources sources{.version = CODEXD_VERSION,
+                         .mode = is_system_mode(config) ? "system" : "user",
+                         .started_at = started_at,
+                         .engine = core.engine.get(),
+                         .broker = core.broker.get(),
+                         .runner = core.runner.get(),
+                         .policies = policies.get(),
+                         .network = network.get(),
+                         .limits = limits.get()};
+  auto gather = [this, sources](std::function<void(std::string)> reply) {
+    boost::asio::post(io, [sources, reply = std::move(reply)] { reply(metrics_report(sources)); });
+  };
+  CODEXD_ASSIGN_OR_RETURN(metrics, MetricsEndpoint::start(address, std::move(gather)));
+  spdlog::info("metrics: serving GET /metrics on {}", metrics->description());
+  return Status::Ok();
 }
 
 // No listening port of its own: connections arrive from our acceptor.
@@ -734,7 +760,12 @@ Result<std::unique_ptr<Daemon>> Daemon::start(config::Config config, DaemonOptio
   d.build_core();
   d.start_core_thread();
   d.build_services();
+  if (Status started = d.start_metrics(); !started.ok()) {
+    d.stop_core_thread();
+    return started;
+  }
   if (Status started = d.start_grpc(); !started.ok()) {
+    d.metrics.reset();
     d.stop_core_thread();
     return started;
   }
@@ -759,6 +790,7 @@ int Daemon::wait() {
   } else {
     d.acceptor->stop();
   }
+  d.metrics.reset();  // a scrape now would describe a daemon going away
   // Kill every session's process group and reap, and end pending approvals, on the core thread.
   std::promise<void> cleaned;
   boost::asio::post(d.io, [&] {

@@ -171,6 +171,30 @@ TEST(Config, PendingApprovalCapsHaveDefaultsRangesAndAgree) {
   EXPECT_THAT(below_default.status().message(), HasSubstr("c.toml:2:23: `approvals.max_pending` (256) is below"));
 }
 
+TEST(Config, MetricsAreOffByDefaultAndListenOnlyOnAUnixSocketOrLoopback) {
+  EXPECT_EQ(parse_config("", "c.toml")->metrics.listen, "");
+  auto unix_socket = parse_metrics_listen("unix:/run/codexd/metrics.sock");
+  ASSERT_TRUE(unix_socket.ok());
+  EXPECT_FALSE(unix_socket->tcp);
+  EXPECT_EQ(unix_socket->path, "/run/codexd/metrics.sock");
+  auto v4 = parse_metrics_listen("tcp:127.0.0.1:9464");
+  ASSERT_TRUE(v4.ok());
+  EXPECT_TRUE(v4->tcp);
+  EXPECT_EQ(v4->host, "127.0.0.1");
+  EXPECT_EQ(v4->port, 9464);
+  auto v6 = parse_metrics_listen("tcp:[::1]:9464");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  for (const char* bad : {"unix:relative", "tcp:0.0.0.0:9464", "tcp:192.168.1.2:9464", "tcp:127.0.0.1:0",
+                          "tcp:127.0.0.1:70000", "tcp:127.0.0.1", "http://localhost:9464", "/abs/path"}) {
+    EXPECT_FALSE(parse_metrics_listen(bad).ok()) << bad;
+  }
+  EXPECT_THAT(parse_metrics_listen("tcp:0.0.0.0:9464").status().message(), HasSubstr("only loopback addresses"));
+  auto c = parse_config("[metrics]\nlisten = \"tcp:10.0.0.1:9464\"\n", "c.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("c.toml:2:10: `metrics.listen` must be"));
+}
+
 TEST(Config, StateDirHasAModeDefaultAndMustBeAbsolute) {
   auto system = parse_config("[daemon]\nmode = \"system\"\n", "c.toml");
   ASSERT_TRUE(system.ok()) << system.status().message();

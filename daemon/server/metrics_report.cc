@@ -1,0 +1,128 @@
+#include "daemon/server/metrics_report.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "daemon/server/prometheus_text.h"
+
+namespace codexd::server {
+namespace {
+
+struct ProcessFigures {
+  double resident_bytes = 0;
+  double threads = 0;
+  double open_fds = 0;
+};
+
+// The daemon process itself, from /proc/self (what an operator watches for leaks).
+ProcessFigures process_figures() {
+  ProcessFigures figures;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    std::istringstream fields(line);
+    std::string key;
+    double value = 0;
+    fields >> key >> value;
+    if (key == "VmRSS:") figures.resident_bytes = value * 1024;  // kB
+    if (key == "Threads:") figures.threads = value;
+  }
+  if (DIR* fds = ::opendir("/proc/self/fd")) {
+    while (const dirent* entry = ::readdir(fds)) {
+      if (entry->d_name[0] != '.') ++figures.open_fds;
+    }
+    ::closedir(fds);
+    --figures.open_fds;  // the directory's own descriptor
+  }
+  return figures;
+}
+
+void daemon_families(PrometheusText& out, const MetricsSources& s) {
+  out.family("codexd_build_info", "gauge", "Always 1; the daemon's version and mode as labels.");
+  out.sample("codexd_build_info", 1, {{"version", s.version}, {"mode", s.mode}});
+  out.family("codexd_uptime_seconds", "gauge", "Seconds since this daemon started.");
+  out.sample("codexd_uptime_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started_at).count());
+  const ProcessFigures p = process_figures();
+  out.family("codexd_process_resident_memory_bytes", "gauge", "Resident memory of the daemon process.");
+  out.sample("codexd_process_resident_memory_bytes", p.resident_bytes);
+  out.family("codexd_process_open_fds", "gauge", "Open file descriptors of the daemon process.");
+  out.sample("codexd_process_open_fds", p.open_fds);
+  out.family("codexd_process_threads", "gauge", "Threads of the daemon process.");
+  out.sample("codexd_process_threads", p.threads);
+}
+
+void session_families(PrometheusText& out, const exec::ExecEngine& engine) {
+  out.family("codexd_sessions_live", "gauge", "Sessions in the process store (running, or finished and not yet reported).");
+  out.sample("codexd_sessions_live", static_cast<double>(engine.live_sessions()));
+  out.family("codexd_sessions_started_total", "counter", "Sessions started by this daemon.");
+  out.sample("codexd_sessions_started_total", static_cast<double>(engine.total_sessions()));
+  out.family("codexd_session_output_bytes_total", "counter", "Output bytes the sessions produced.");
+  out.sample("codexd_session_output_bytes_total", static_cast<double>(engine.total_output_bytes()));
+}
+
+void call_families(PrometheusText& out, const orchestrator::CallMetrics& calls) {
+  out.family("codexd_commands_total", "counter",
+             "Finished ExecCommand and RunCommand calls by audit decision and outcome (docs/approvals.md).");
+  for (const auto& [key, count] : calls.calls) {
+    out.sample("codexd_commands_total", static_cast<double>(count), {{"decision", key.first}, {"outcome", key.second}});
+  }
+  out.family("codexd_command_launch_seconds", "histogram",
+             "Time to start a command's process once its plan was ready, by sandbox backend.");
+  for (const auto& [backend, histogram] : calls.launch_seconds) {
+    out.histogram("codexd_command_launch_seconds", histogram, {{"sandbox", backend}});
+  }
+  out.family("codexd_approval_wait_seconds", "histogram", "Time calls waited for reviewers (calls that waited).");
+  out.histogram("codexd_approval_wait_seconds", calls.approval_wait_seconds);
+}
+
+void approval_families(PrometheusText& out, const orchestrator::ApprovalBroker& broker) {
+  out.family("codexd_approvals_pending", "gauge", "Approval requests waiting for a reviewer.");
+  out.sample("codexd_approvals_pending", static_cast<double>(broker.pending_count()));
+  out.family("codexd_approvals_resolved_total", "counter", "Approval requests that ended, by how and the decision.");
+  for (const auto& [key, count] : broker.resolved_counts()) {
+    out.sample("codexd_approvals_resolved_total", static_cast<double>(count), {{"source", key.first}, {"decision", key.second}});
+  }
+}
+
+void policy_families(PrometheusText& out, const orchestrator::PolicyStore& policies) {
+  const orchestrator::PolicyState state = policies.state();
+  out.family("codexd_policy_rules", "gauge", "Rules in the policy in force.");
+  out.sample("codexd_policy_rules", static_cast<double>(state.rule_count));
+  out.family("codexd_policy_last_reload_failed", "gauge", "1 when the last reload failed (the previous policy is in force).");
+  out.sample("codexd_policy_last_reload_failed", state.last_error.empty() ? 0 : 1);
+  out.family("codexd_policy_warnings", "gauge", "Warnings about the policy in force (codexctl status lists them).");
+  out.sample("codexd_policy_warnings", static_cast<double>(state.warnings.size()));
+}
+
+void proxy_families(PrometheusText& out, const NetworkPlane& network) {
+  const network::ProxyCounters c = network.counters();
+  out.family("codexd_proxy_connections_active", "gauge", "Connections open through the network proxy.");
+  out.sample("codexd_proxy_connections_active", static_cast<double>(c.active_connections));
+  out.family("codexd_proxy_connections_total", "counter", "Connections through the network proxy by decision.");
+  out.sample("codexd_proxy_connections_total", static_cast<double>(c.total_allowed), {{"decision", "allowed"}});
+  out.sample("codexd_proxy_connections_total", static_cast<double>(c.total_denied), {{"decision", "denied"}});
+  out.family("codexd_proxy_bytes_total", "counter", "Bytes relayed by the network proxy.");
+  out.sample("codexd_proxy_bytes_total", static_cast<double>(c.bytes_up), {{"direction", "up"}});
+  out.sample("codexd_proxy_bytes_total", static_cast<double>(c.bytes_down), {{"direction", "down"}});
+}
+
+}  // namespace
+
+std::string metrics_report(const MetricsSources& s) {
+  PrometheusText out;
+  daemon_families(out, s);
+  if (s.engine) session_families(out, *s.engine);
+  if (s.runner) call_families(out, s.runner->metrics());
+  if (s.broker) approval_families(out, *s.broker);
+  if (s.policies) policy_families(out, *s.policies);
+  if (s.network) proxy_families(out, *s.network);
+  if (s.limits) {
+    out.family("codexd_limits_info", "gauge", "Always 1; the resource-limits mechanism as a label.");
+    out.sample("codexd_limits_info", 1, {{"mechanism", limits::mechanism_name(s.limits->status().mechanism)}});
+  }
+  return out.text();
+}
+
+}  // namespace codexd::server
