@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <google/protobuf/util/json_util.h>
+#include <nlohmann/json.hpp>
 
 #include "client/commands.h"
 #include "base/shell_quote.h"
@@ -59,13 +60,29 @@ UsageColumns usage_columns(const v1::ResourceUsage& usage) {
   return {format_size(usage.peak_memory_bytes()), cpu, std::to_string(usage.peak_processes())};
 }
 
+// Protobuf's JSON mapping gives bytes fields as base64 (kept: it is lossless and the API's
+// own form). Each non-empty one also comes as <name>_text, the bytes read as UTF-8 (invalid
+// sequences as U+FFFD), so `codexctl --json sandbox -- CMD | jq -r .stdout_text` just works.
 std::string to_json(const google::protobuf::Message& message) {
   std::string out;
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = true;
   (void)google::protobuf::util::MessageToJsonString(message, &out, options);
-  return out;
+  const google::protobuf::Descriptor* descriptor = message.GetDescriptor();
+  const google::protobuf::Reflection* reflection = message.GetReflection();
+  nlohmann::ordered_json json;
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(i);
+    if (field->type() != google::protobuf::FieldDescriptor::TYPE_BYTES || field->is_repeated()) continue;
+    const std::string bytes = reflection->GetString(message, field);
+    if (bytes.empty()) continue;
+    if (json.is_null()) json = nlohmann::ordered_json::parse(out, nullptr, false);
+    if (json.is_discarded()) return out;
+    json[field->name() + "_text"] = bytes;
+  }
+  if (json.is_null()) return out;
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void print_json(const google::protobuf::Message& message) { std::printf("%s\n", to_json(message).c_str()); }

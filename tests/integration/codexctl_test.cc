@@ -73,6 +73,7 @@ TEST_F(CodexctlTest, ExecJsonPrintsTheExecResultInCodexsFormat) {
   EXPECT_EQ(json["exit_code"], 3);
   EXPECT_EQ(json["original_token_count"], "2");  // uint64 is a string in proto3 JSON
   EXPECT_EQ(json["output"], "YWJjZGVmZ2g=");     // bytes are base64
+  EXPECT_EQ(json["output_text"], "abcdefgh");     // and, beside them, as text
   EXPECT_FALSE(json.contains("session_id"));
   EXPECT_THAT(json["text"].get<std::string>(),
               MatchesRegex("Chunk ID: [0-9a-f]{6}\nWall time: [0-9]+\\.[0-9]{4} seconds\nProcess exited with code 3\n"
@@ -309,6 +310,14 @@ TEST(CodexctlSandbox, ACommandTheSandboxRefusesGetsAHintThatNamesEscalate) {
                                "outside its writable roots (and .git inside them) read-only, approved or not.\n"
                                "codexctl: if the command must write there, rerun it with --escalate: that asks a "
                                "reviewer to let it run without the sandbox.\n"));
+  // --json: the sandboxed run's streams as text beside protobuf's base64 (invalid UTF-8 as U+FFFD).
+  auto json_run = daemon.codexctl({"--json", "sandbox", "-C", daemon.workspace(), "--", "/bin/sh", "-c",
+                                   "printf 'out\\n'; printf 'err\\377\\n' >&2"});
+  auto json = nlohmann::json::parse(json_run.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << json_run.out << json_run.err;
+  EXPECT_EQ(json["stdout_text"], "out\n");
+  EXPECT_EQ(json["stderr_text"], "err\xEF\xBF\xBD\n");
+  EXPECT_EQ(json["stdout"], "b3V0Cg==");
   // A failure that is not the sandbox's gets no hint.
   auto plain = daemon.codexctl({"exec", "-C", daemon.workspace(), "--", "/bin/sh", "-c", "exit 3"});
   EXPECT_EQ(plain.exit_code, 3);
