@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <random>
@@ -129,6 +130,11 @@ std::optional<v1::ExecCommandRequest> build_request(const ClientOptions& options
     if (auto size = terminal_size(STDIN_FILENO)) {
       request.set_rows(size->rows);
       request.set_cols(size->cols);
+    }
+    // Like `docker exec -it`: the session's terminal is this one, so it gets this TERM (not the
+    // agents' TERM=dumb); -e TERM=... still wins (set below).
+    for (const char* name : {"TERM", "COLORTERM"}) {
+      if (const char* value = std::getenv(name); value != nullptr && *value != '\0') (*request.mutable_env())[name] = value;
     }
   }
   // Stream early: a short first wait, the rest arrives through Attach (or, with --json, by

@@ -118,7 +118,14 @@ std::vector<std::string> build_child_environment(const EnvironmentPolicy& policy
   erase_if([](const std::string& name) { return is_always_stripped(name); });
   for (const auto& [k, v] : inputs.forced) env[k] = v;
   if (inputs.unified_exec) {
-    for (const auto& [k, v] : kUnifiedExecOverlay) env[std::string(k)] = std::string(v);
+    // Over what was inherited, not over what the caller asked for by name: Codex's model
+    // cannot pass an environment, so only a person or a client that means it (codexctl exec
+    // --tty passing its TERM) ever sets one of these.
+    for (const auto& [k, v] : kUnifiedExecOverlay) {
+      const std::string name(k);
+      if (inputs.request.count(name) && env.count(name)) continue;
+      env[name] = std::string(v);
+    }
   }
 
   std::vector<std::string> out;

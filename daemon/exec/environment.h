@@ -32,7 +32,7 @@ EnvMap current_process_environment();
 struct EnvironmentInputs {
   EnvMap base;            // what "inherit" starts from (the daemon's env, or the user's in system mode)
   EnvMap request;         // the caller's `env` map; subject to the same filters
-  bool unified_exec = true;  // apply the NO_COLOR/TERM=dumb/... overlay
+  bool unified_exec = true;  // apply the NO_COLOR/TERM=dumb/... overlay (not over `request`'s own names)
   EnvMap forced;          // set last, after every filter (HOME/USER/LOGNAME of a dropped uid)
 };
 

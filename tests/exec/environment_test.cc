@@ -71,6 +71,19 @@ TEST(Environment, UnifiedExecOverlayWins) {
   }
 }
 
+// What the caller sets by name (codexctl exec --tty sends its TERM) is not overlaid; what was
+// inherited is.
+TEST(Environment, TheOverlayLeavesWhatTheRequestSetsByName) {
+  EnvironmentPolicy policy;
+  auto in = inputs({{"TERM", "vt100"}, {"PAGER", "less"}}, {{"TERM", "xterm-256color"}, {"COLORTERM", "truecolor"}});
+  in.unified_exec = true;
+  auto env = build_child_environment(policy, in);
+  EXPECT_THAT(env, Contains("TERM=xterm-256color"));
+  EXPECT_THAT(env, Contains("COLORTERM=truecolor"));
+  EXPECT_THAT(env, Contains("PAGER=cat")) << "inherited, so overlaid";
+  EXPECT_THAT(env, Contains("NO_COLOR=1"));
+}
+
 TEST(Environment, ForcedIdentityVariablesWinOverThePolicy) {
   EnvironmentPolicy policy;
   policy.set = {{"HOME", "/wrong"}};

@@ -325,6 +325,25 @@ TEST(CodexctlSandbox, ACommandTheSandboxRefusesGetsAHintThatNamesEscalate) {
   EXPECT_EQ(daemon.stop(), 0) << daemon.daemon_log();
 }
 
+// `exec --tty` is a person's terminal: the session gets the caller's TERM and COLORTERM, like
+// `docker exec -it`; without --tty the agents' TERM=dumb stays.
+TEST_F(CodexctlTest, ExecTtyPassesTheCallersTerm) {
+  auto with_term = [&](bool tty) {
+    std::vector<std::string> argv = {"/usr/bin/env", "-u", "TERM", "-u", "COLORTERM", "TERM=xterm-256color",
+                                     "COLORTERM=truecolor", TestDaemon::codexctl_binary(), "--socket",
+                                     daemon_.socket_path(), "exec", "-C", daemon_.workspace()};
+    if (tty) argv.push_back("--tty");
+    argv.insert(argv.end(), {"--", "/bin/sh", "-c", "echo \"TERM=$TERM COLORTERM=$COLORTERM\""});
+    return run_process(argv);
+  };
+  auto tty = with_term(true);
+  EXPECT_EQ(tty.exit_code, 0) << tty.err;
+  EXPECT_THAT(tty.out, HasSubstr("TERM=xterm-256color COLORTERM=truecolor"));
+  auto pipes = with_term(false);
+  EXPECT_EQ(pipes.exit_code, 0) << pipes.err;
+  EXPECT_THAT(pipes.out, HasSubstr("TERM=dumb COLORTERM=\n"));
+}
+
 TEST_F(CodexctlTest, ErrorsPrintTheDaemonsMessageAndExitNonZero) {
   auto relative = ctl({"exec", "-C", "relative", "--", "/bin/true"});
   EXPECT_EQ(relative.exit_code, 1);
