@@ -135,9 +135,11 @@ int run(int argc, char** argv) {
   });
 
   bool all_users = false;
+  bool no_trunc = false;
   auto* sessions_cmd = app.add_subcommand("sessions", "List your sessions");
   sessions_cmd->add_flag("--all", all_users, "Every user's sessions (admin only)");
-  sessions_cmd->callback([&] { result = run_sessions(options, all_users); });
+  sessions_cmd->add_flag("--no-trunc", no_trunc, "Print agent labels and commands whole (else cut with an ellipsis)");
+  sessions_cmd->callback([&] { result = run_sessions(options, all_users, no_trunc); });
 
   uint32_t top_interval_ms = 2000;
   uint32_t top_iterations = 0;

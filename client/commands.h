@@ -29,7 +29,7 @@ struct ExecArgs {
 };
 int run_exec(const ClientOptions& options, const ExecArgs& args);
 
-int run_sessions(const ClientOptions& options, bool all_users);
+int run_sessions(const ClientOptions& options, bool all_users, bool no_trunc = false);
 // Live sessions by CPU use (since the previous refresh) and memory, refreshed every
 // `interval_ms`, like `docker stats`; `iterations` 0 = until interrupted.
 int run_top(const ClientOptions& options, bool all_users, uint32_t interval_ms, uint32_t iterations);

@@ -1,11 +1,14 @@
 // codexctl sessions / attach / write / poll / kill.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "client/commands.h"
 #include "base/shell_quote.h"
@@ -116,7 +119,50 @@ std::string unescape(const std::string& text) {
   return out;
 }
 
-int run_sessions(const ClientOptions& options, bool all_users) {
+namespace {
+
+constexpr size_t kAgentWidth = 16;
+constexpr size_t kCommandWidth = 48;
+
+// At most `width` characters (UTF-8 code points), the last one an ellipsis when cut.
+std::string ellipsized(const std::string& text, size_t width) {
+  size_t chars = 0, cut = text.size();
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;  // a continuation byte
+    if (chars == width - 1) cut = i;
+    if (++chars > width) return text.substr(0, cut) + "\u2026";
+  }
+  return text;
+}
+
+size_t display_width(const std::string& text) {
+  size_t chars = 0;
+  for (unsigned char c : text) chars += (c & 0xC0) != 0x80;
+  return chars;
+}
+
+// Columns as wide as their widest cell (docker's way), so no state, agent or id breaks the
+// alignment; `right` columns are amounts (memory, CPU time, processes).
+void print_table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+  std::vector<size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string padding(widths[c] - display_width(row[c]), ' ');
+      const bool last = c + 1 == row.size();
+      line += right[c] ? padding + row[c] : row[c] + (last ? "" : padding);
+      if (!last) line += "  ";
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+}  // namespace
+
+int run_sessions(const ClientOptions& options, bool all_users, bool no_trunc) {
   v1::ListSessionsRequest request;
   request.set_all_users(all_users);
   v1::ListSessionsResponse response;
@@ -126,15 +172,18 @@ int run_sessions(const ClientOptions& options, bool all_users) {
     print_json(response);
     return 0;
   }
-  std::printf("%-7s %-8s %-9s %-6s %-12s %-5s %-5s %9s %8s %5s %s\n", "ID", "PID", "STATE", "UID", "AGENT", "AGE", "NET",
-              "PEAK-MEM", "CPU", "PIDS", "COMMAND");
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "PID", "STATE", "UID", "AGENT", "AGE", "NET", "PEAK-MEM", "CPU", "PIDS", "COMMAND"}};
   for (const auto& s : response.sessions()) {
     std::string state = s.running() ? (s.tty() ? "running*" : "running") : "exited(" + std::to_string(s.exit_code()) + ")";
     const UsageColumns u = usage_columns(s.usage());
-    std::printf("%-7d %-8d %-9s %-6u %-12.12s %-5s %-5s %9s %8s %5s %s\n", s.session_id(), s.pid(), state.c_str(),
-                s.owner_uid(), s.agent_id().c_str(), age(s.started_at_unix_ms()).c_str(), s.network_mode().c_str(),
-                u.memory.c_str(), u.cpu.c_str(), u.processes.c_str(), shell_join_range(s.argv()).c_str());
+    const std::string agent = s.agent_id().empty() ? "-" : s.agent_id();
+    const std::string command = shell_join_range(s.argv());
+    rows.push_back({std::to_string(s.session_id()), std::to_string(s.pid()), state, std::to_string(s.owner_uid()),
+                    no_trunc ? agent : ellipsized(agent, kAgentWidth), age(s.started_at_unix_ms()), s.network_mode(),
+                    u.memory, u.cpu, u.processes, no_trunc ? command : ellipsized(command, kCommandWidth)});
   }
+  print_table(rows, {false, false, false, false, false, false, false, true, true, true, false});  // amounts right
   return 0;
 }
 

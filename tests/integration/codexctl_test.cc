@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <sstream>
 #include <thread>
 
 #include "tests/integration/daemon_fixture.h"
@@ -90,7 +91,7 @@ TEST_F(CodexctlTest, DetachSessionsPollAndKillWithASignal) {
   EXPECT_THAT(listed.out, MatchesRegex("ID +PID +STATE +UID +AGENT +AGE +NET +PEAK-MEM +CPU +PIDS +COMMAND\n" +
                                        std::to_string(id) +
                                        " +[0-9]+ +running +0 +codexctl +[0-9]+s +(off|proxy|host) +([0-9.]+[BKMGT]|-) "
-                                       "+([0-9.]+s|-) +([0-9]+|-) +/bin/bash -c 'trap .*'\n"));
+                                       "+([0-9.]+s|-) +([0-9]+|-) +/bin/bash -c 'trap .*\n"));
   auto json = ctl({"--json", "sessions"});
   auto parsed = nlohmann::json::parse(json.out, nullptr, false);
   ASSERT_FALSE(parsed.is_discarded()) << json.out;
@@ -342,6 +343,52 @@ TEST_F(CodexctlTest, ExecTtyPassesTheCallersTerm) {
   auto pipes = with_term(false);
   EXPECT_EQ(pipes.exit_code, 0) << pipes.err;
   EXPECT_THAT(pipes.out, HasSubstr("TERM=dumb COLORTERM=\n"));
+}
+
+// Display columns (UTF-8 code points) before byte `pos`.
+size_t column_of(const std::string& line, size_t pos) {
+  size_t column = 0;
+  for (size_t i = 0; i < pos && i < line.size(); ++i) column += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
+  return column;
+}
+
+// Every state (exited(143) is wider than running) and a long agent label keep the columns
+// aligned; long cells are cut with an ellipsis, and --no-trunc prints them whole.
+TEST_F(CodexctlTest, TheSessionsTableStaysAlignedAndCutsLongCellsUnlessNoTrunc) {
+  Fifo go(daemon_.workspace(), "go");
+  const int exited = detach({"/bin/sh", "-c", "read x < go; exit 143"});
+  std::thread release([&] { go.write("x\n"); });
+  auto attached = ctl({"attach", std::to_string(exited)});
+  release.join();
+  EXPECT_EQ(attached.exit_code, 143) << attached.err;
+  const std::string long_arg(100, 'x');
+  const std::string long_agent = "an-agent-label-longer-than-sixteen";
+  auto started = ctl({"--agent-id", long_agent, "exec", "--detach", "-C", daemon_.workspace(), "--", "/bin/sh", "-c",
+                      "sleep 1000", long_arg});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+
+  auto table = ctl({"sessions"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  std::vector<std::string> lines;
+  std::istringstream in(table.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << table.out;
+  const size_t command_column = column_of(lines[0], lines[0].find("COMMAND"));
+  const size_t age_column = column_of(lines[0], lines[0].find(" AGE ") + 1);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    SCOPED_TRACE(lines[i]);
+    EXPECT_EQ(column_of(lines[i], lines[i].find("/bin/sh")), command_column);
+    const size_t age = lines[i].find_first_of("0123456789", lines[i].find(i == 1 ? "an-agent" : "codexctl"));
+    EXPECT_EQ(column_of(lines[i], age), age_column);
+  }
+  EXPECT_THAT(table.out, HasSubstr("exited(143)"));
+  EXPECT_THAT(table.out, HasSubstr("an-agent-label-\u2026"));
+  EXPECT_THAT(table.out, Not(HasSubstr(long_arg)));
+  EXPECT_THAT(table.out, HasSubstr("xxx\u2026\n"));
+
+  auto whole = ctl({"sessions", "--no-trunc"});
+  EXPECT_THAT(whole.out, HasSubstr(long_agent));
+  EXPECT_THAT(whole.out, HasSubstr(long_arg + "\n"));
 }
 
 TEST_F(CodexctlTest, ErrorsPrintTheDaemonsMessageAndExitNonZero) {
