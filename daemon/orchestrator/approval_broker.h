@@ -111,7 +111,7 @@ class ApprovalBroker {
     Done done;
     std::unique_ptr<boost::asio::steady_timer> timer;
     bool restored = false;  // from the saved state; claimable while `done` is unset
-};
+  };
   struct Unclaimed {
     ApprovalTicket ticket;
     ApprovalOutcome outcome;

@@ -180,7 +180,6 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
     attempt_finished(call, likely, call->result.one_shot->timed_out || call->result.one_shot->cancelled,
                      call->result.one_shot->signal.has_value());
   }, engine_.limits());
-  if (run.ok()) observe_launch(plan.backend, spawn_started);
   if (!run.ok()) {
     CommandResult result;
     result.plan = call->plan;
@@ -188,6 +187,7 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
     complete(call, std::move(result), "process_error");
     return;
   }
+  observe_launch(plan.backend, spawn_started);
   call->handle->run_ = *run;
 }
 

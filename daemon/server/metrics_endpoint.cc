@@ -37,12 +37,14 @@ class Connection;
 // Everything but `io` is touched on the endpoint's thread only (and by the destructor once
 // that thread has ended).
 struct MetricsEndpoint::Impl : std::enable_shared_from_this<MetricsEndpoint::Impl> {
+  // Declared before `io`, so destroyed after it: a connection that a handler still held when
+  // `io` goes (none should, after close_all) leaves `live` from a map that still exists.
+  std::map<Connection*, std::weak_ptr<Connection>> live;
   asio::io_context io;
   std::optional<asio::basic_socket_acceptor<asio::generic::stream_protocol>> acceptor;
   Gather gather;
   std::string description;
   std::string unix_path;  // removed at the end
-  std::map<Connection*, std::weak_ptr<Connection>> live;
   std::thread thread;
 
   void accept();

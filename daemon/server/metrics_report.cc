@@ -40,26 +40,25 @@ ProcessFigures process_figures() {
 }
 
 void daemon_families(PrometheusText& out, const MetricsSources& s) {
-  out.family("codexd_build_info", "gauge", "Always 1; the daemon's version and mode as labels.");
-  out.sample("codexd_build_info", 1, {{"version", s.version}, {"mode", s.mode}});
-  out.family("codexd_uptime_seconds", "gauge", "Seconds since this daemon started.");
-  out.sample("codexd_uptime_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started_at).count());
+  out.single("codexd_build_info", "gauge", "Always 1; the daemon's version and mode as labels.", 1,
+             {{"version", s.version}, {"mode", s.mode}});
+  out.single("codexd_uptime_seconds", "gauge", "Seconds since this daemon started.",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started_at).count());
   const ProcessFigures p = process_figures();
-  out.family("codexd_process_resident_memory_bytes", "gauge", "Resident memory of the daemon process.");
-  out.sample("codexd_process_resident_memory_bytes", p.resident_bytes);
-  out.family("codexd_process_open_fds", "gauge", "Open file descriptors of the daemon process.");
-  out.sample("codexd_process_open_fds", p.open_fds);
-  out.family("codexd_process_threads", "gauge", "Threads of the daemon process.");
-  out.sample("codexd_process_threads", p.threads);
+  out.single("codexd_process_resident_memory_bytes", "gauge", "Resident memory of the daemon process.",
+             p.resident_bytes);
+  out.single("codexd_process_open_fds", "gauge", "Open file descriptors of the daemon process.", p.open_fds);
+  out.single("codexd_process_threads", "gauge", "Threads of the daemon process.", p.threads);
 }
 
 void session_families(PrometheusText& out, const exec::ExecEngine& engine) {
-  out.family("codexd_sessions_live", "gauge", "Sessions in the process store (running, or finished and not yet reported).");
-  out.sample("codexd_sessions_live", static_cast<double>(engine.live_sessions()));
-  out.family("codexd_sessions_started_total", "counter", "Sessions started by this daemon.");
-  out.sample("codexd_sessions_started_total", static_cast<double>(engine.total_sessions()));
-  out.family("codexd_session_output_bytes_total", "counter", "Output bytes the sessions produced.");
-  out.sample("codexd_session_output_bytes_total", static_cast<double>(engine.total_output_bytes()));
+  out.single("codexd_sessions_live", "gauge",
+             "Sessions in the process store (running, or finished and not yet reported).",
+             static_cast<double>(engine.live_sessions()));
+  out.single("codexd_sessions_started_total", "counter", "Sessions started by this daemon.",
+             static_cast<double>(engine.total_sessions()));
+  out.single("codexd_session_output_bytes_total", "counter", "Output bytes the sessions produced.",
+             static_cast<double>(engine.total_output_bytes()));
 }
 
 void call_families(PrometheusText& out, const orchestrator::CallMetrics& calls) {
@@ -78,28 +77,28 @@ void call_families(PrometheusText& out, const orchestrator::CallMetrics& calls) 
 }
 
 void approval_families(PrometheusText& out, const orchestrator::ApprovalBroker& broker) {
-  out.family("codexd_approvals_pending", "gauge", "Approval requests waiting for a reviewer.");
-  out.sample("codexd_approvals_pending", static_cast<double>(broker.pending_count()));
+  out.single("codexd_approvals_pending", "gauge", "Approval requests waiting for a reviewer.",
+             static_cast<double>(broker.pending_count()));
   out.family("codexd_approvals_resolved_total", "counter", "Approval requests that ended, by how and the decision.");
   for (const auto& [key, count] : broker.resolved_counts()) {
-    out.sample("codexd_approvals_resolved_total", static_cast<double>(count), {{"source", key.first}, {"decision", key.second}});
+    out.sample("codexd_approvals_resolved_total", static_cast<double>(count),
+               {{"source", key.first}, {"decision", key.second}});
   }
 }
 
 void policy_families(PrometheusText& out, const orchestrator::PolicyStore& policies) {
   const orchestrator::PolicyState state = policies.state();
-  out.family("codexd_policy_rules", "gauge", "Rules in the policy in force.");
-  out.sample("codexd_policy_rules", static_cast<double>(state.rule_count));
-  out.family("codexd_policy_last_reload_failed", "gauge", "1 when the last reload failed (the previous policy is in force).");
-  out.sample("codexd_policy_last_reload_failed", state.last_error.empty() ? 0 : 1);
-  out.family("codexd_policy_warnings", "gauge", "Warnings about the policy in force (codexctl status lists them).");
-  out.sample("codexd_policy_warnings", static_cast<double>(state.warnings.size()));
+  out.single("codexd_policy_rules", "gauge", "Rules in the policy in force.", static_cast<double>(state.rule_count));
+  out.single("codexd_policy_last_reload_failed", "gauge",
+             "1 when the last reload failed (the previous policy is in force).", state.last_error.empty() ? 0 : 1);
+  out.single("codexd_policy_warnings", "gauge", "Warnings about the policy in force (codexctl status lists them).",
+             static_cast<double>(state.warnings.size()));
 }
 
 void proxy_families(PrometheusText& out, const NetworkPlane& network) {
   const network::ProxyCounters c = network.counters();
-  out.family("codexd_proxy_connections_active", "gauge", "Connections open through the network proxy.");
-  out.sample("codexd_proxy_connections_active", static_cast<double>(c.active_connections));
+  out.single("codexd_proxy_connections_active", "gauge", "Connections open through the network proxy.",
+             static_cast<double>(c.active_connections));
   out.family("codexd_proxy_connections_total", "counter", "Connections through the network proxy by decision.");
   out.sample("codexd_proxy_connections_total", static_cast<double>(c.total_allowed), {{"decision", "allowed"}});
   out.sample("codexd_proxy_connections_total", static_cast<double>(c.total_denied), {{"decision", "denied"}});
@@ -119,8 +118,8 @@ std::string metrics_report(const MetricsSources& s) {
   if (s.policies) policy_families(out, *s.policies);
   if (s.network) proxy_families(out, *s.network);
   if (s.limits) {
-    out.family("codexd_limits_info", "gauge", "Always 1; the resource-limits mechanism as a label.");
-    out.sample("codexd_limits_info", 1, {{"mechanism", limits::mechanism_name(s.limits->status().mechanism)}});
+    out.single("codexd_limits_info", "gauge", "Always 1; the resource-limits mechanism as a label.", 1,
+               {{"mechanism", limits::mechanism_name(s.limits->status().mechanism)}});
   }
   return out.text();
 }

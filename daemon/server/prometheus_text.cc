@@ -51,6 +51,12 @@ void PrometheusText::sample(const std::string& name, double value, const Labels&
   text_ += name + labels_text(labels) + " " + number(value) + "\n";
 }
 
+void PrometheusText::single(const std::string& name, const std::string& type, const std::string& help, double value,
+                            const Labels& labels) {
+  family(name, type, help);
+  sample(name, value, labels);
+}
+
 void PrometheusText::histogram(const std::string& name, const Histogram& histogram, const Labels& labels) {
   const auto& bounds = histogram.bounds();
   for (size_t i = 0; i <= bounds.size(); ++i) {

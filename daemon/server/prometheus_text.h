@@ -18,6 +18,9 @@ class PrometheusText {
   // One family: its HELP and TYPE ("counter", "gauge", "histogram"), then its samples.
   void family(const std::string& name, const std::string& type, const std::string& help);
   void sample(const std::string& name, double value, const Labels& labels = {});
+  // A family of one sample: family() then sample().
+  void single(const std::string& name, const std::string& type, const std::string& help, double value,
+              const Labels& labels = {});
   // The _bucket/_sum/_count samples of a histogram family declared with family(.., "histogram").
   void histogram(const std::string& name, const Histogram& histogram, const Labels& labels = {});
 

@@ -1,7 +1,6 @@
 #include "daemon/server/rpc_log.h"
 
 #include <google/protobuf/descriptor.h>
-#include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/message.h>
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
@@ -58,8 +57,10 @@ std::string ids_of_bytes(const pb::Descriptor* type, grpc::ByteBuffer* bytes) {
   if (type == nullptr || bytes == nullptr) return {};
   grpc::Slice slice;
   if (!bytes->TrySingleSlice(&slice).ok() && !bytes->DumpToSingleSlice(&slice).ok()) return {};
-  pb::DynamicMessageFactory factory;
-  std::unique_ptr<pb::Message> message(factory.GetPrototype(type)->New());
+  // codexd's own types: generated, so the generated factory has their prototypes.
+  const pb::Message* prototype = pb::MessageFactory::generated_factory()->GetPrototype(type);
+  if (prototype == nullptr) return {};
+  std::unique_ptr<pb::Message> message(prototype->New());
   if (!message->ParseFromArray(slice.begin(), static_cast<int>(slice.size()))) return {};
   return ids_of(*message);
 }
