@@ -14,7 +14,16 @@ constexpr int kMaxSessionIdExclusive = 100000;
 ProcessStore::ProcessStore(StoreLimits limits, IdGenerator ids)
     : limits_(limits), ids_(std::move(ids)), rng_(std::random_device{}()) {}
 
+namespace {
+// After take_all(): the sessions are ended or handed to the next daemon, so "unknown id" would
+// be false (a kept session comes back) and a new one would outlive the daemon unkilled.
+Status shutting_down() {
+  return Unavailable("codexd is shutting down; its sessions are ended or kept for the next daemon: reconnect and retry");
+}
+}  // namespace
+
 Result<int> ProcessStore::reserve_id() {
+  if (closed_) return shutting_down();
   if (reserved_.size() >= static_cast<size_t>(kMaxSessionIdExclusive - kMinSessionId)) {
     return ResourceExhausted("no free session id");
   }
@@ -65,6 +74,7 @@ void ProcessStore::bury(const Session& session) {
 }
 
 Status ProcessStore::make_room(uid_t uid, const std::string& agent_id) {
+  if (closed_) return shutting_down();
   if (limits_.max_sessions_per_agent > 0 && count_for(uid, &agent_id) >= limits_.max_sessions_per_agent) {
     auto same_agent = [&](const Session& s) { return s.metadata().owner_uid == uid && s.metadata().agent_id == agent_id; };
     if (!prune_one(same_agent)) {
@@ -94,12 +104,14 @@ void ProcessStore::insert(std::shared_ptr<Session> session) {
 }
 
 Status ProcessStore::adopt(std::shared_ptr<Session> session) {
+  if (closed_) return shutting_down();
   if (reserved_.count(session->id())) return AlreadyExists("session id " + std::to_string(session->id()) + " is taken");
   insert(std::move(session));
   return Status::Ok();
 }
 
 Result<std::shared_ptr<Session>> ProcessStore::find(int id, const Requester& requester) {
+  if (closed_) return shutting_down();
   auto it = sessions_.find(id);
   const bool visible = it != sessions_.end() && (it->second->metadata().owner_uid == requester.uid || requester.is_admin);
   if (visible) {
@@ -178,6 +190,7 @@ std::vector<std::shared_ptr<Session>> ProcessStore::list(const Requester& reques
 }
 
 std::vector<std::shared_ptr<Session>> ProcessStore::take_all() {
+  closed_ = true;
   std::vector<std::shared_ptr<Session>> out;
   for (auto& [id, s] : sessions_) out.push_back(std::move(s));
   sessions_.clear();

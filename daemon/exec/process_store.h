@@ -77,7 +77,8 @@ class ProcessStore {
   // Sessions visible to the requester, newest first.
   std::vector<std::shared_ptr<Session>> list(const Requester& requester, bool all_users) const;
 
-  // Every session, for shutdown; the store is empty afterwards.
+  // Every session, for shutdown; the store is empty and closed afterwards: every later
+  // reserve_id/make_room/adopt/find answers UNAVAILABLE (the daemon is going away).
   std::vector<std::shared_ptr<Session>> take_all();
 
   size_t size() const { return sessions_.size(); }
@@ -118,6 +119,7 @@ class ProcessStore {
   std::deque<int> reported_order_;  // oldest first
   std::deque<int> tombstone_order_;  // oldest first, bounded by limits_.tombstones
   uint64_t total_created_ = 0;
+  bool closed_ = false;  // set by take_all()
   uint64_t output_bytes_of_removed_ = 0;
   std::map<uid_t, uint64_t> created_by_;  // what GetStatus shows a caller who is not an admin
 };

@@ -68,5 +68,19 @@ TEST(ProcessStore, UnknownIdMessage) {
   EXPECT_EQ(found.status().message(), "Unknown process id 4242");
 }
 
+// A call that reaches the store after shutdown took the sessions (CI saw a Poll arrive in that
+// window and get NOT_FOUND) must hear that the daemon is going away, not that the id is unknown,
+// and nothing new may be started that no one would end.
+TEST(ProcessStore, AfterTakeAllEveryCallSaysTheDaemonIsShuttingDown) {
+  ProcessStore store;
+  EXPECT_TRUE(store.take_all().empty());
+  for (const Status& st : {store.find(4242, Requester{1000, false}).status(), store.make_room(1000, "agent"),
+                           store.reserve_id().status()}) {
+    EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+    EXPECT_NE(st.message().find("shutting down"), std::string::npos) << st.message();
+  }
+  EXPECT_EQ(store.find_reported(4242, Requester{0, true}), nullptr);
+}
+
 }  // namespace
 }  // namespace codexd::exec
