@@ -118,9 +118,13 @@ asio::awaitable<std::optional<NetworkVerdict>> Connection::await_verdict() {
   if (!verdict_) watch_client_gone();
   error_code ec;
   while (!verdict_ && !client_gone_ && !aborted_) co_await decision_event_.async_wait(into(ec));
-  if (client_gone_ && !verdict_) {
-    fail("the client closed the connection while the decision was pending");
-    service_->decider->withdraw(request_id);  // its network approval, if it alone waited for one
+  if (!verdict_ && (client_gone_ || aborted_)) {
+    // Either way nobody is left to use an answer: the approval is withdrawn (if this
+    // connection alone waited for it), or it would stay pending for a reviewer to answer in
+    // vain. The attachment closing (the command ended) can come before the client's FIN is seen.
+    record_.error = client_gone_ ? "the client closed the connection while the decision was pending"
+                                 : "the command ended while the decision was pending (" + record_.error + ")";
+    service_->decider->withdraw(request_id);
   }
   if (!verdict_ || aborted_ || client_gone_) co_return std::nullopt;
   client_.cancel(ec);  // ends watch_client_gone()

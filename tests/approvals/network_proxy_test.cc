@@ -294,7 +294,9 @@ TEST_F(NetworkApprovals, APendingApprovalIsWithdrawnWhenItsConnectionCloses) {
   EXPECT_EQ(origin_.served(), 0);
   auto lines = network_audit_lines(daemon_.audit_log_path());
   ASSERT_EQ(lines.size(), 1u) << slurp(daemon_.audit_log_path());
-  EXPECT_THAT(lines[0].dump(), HasSubstr("closed the connection while the decision was pending"));
+  // curl's FIN or the end of the command (which closes the proxy attachment) may be seen first:
+  // the approval is withdrawn either way, and the audit line says why.
+  EXPECT_THAT(lines[0].dump(), HasSubstr("while the decision was pending"));
 }
 
 class NetworkNever : public NetworkProxy {
