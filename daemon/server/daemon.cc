@@ -52,6 +52,7 @@
 #include "daemon/server/admin_service.h"
 #include "daemon/server/approvals_service.h"
 #include "daemon/server/exec_service.h"
+#include "daemon/server/guarded_relay.h"
 #include "daemon/server/io_thread.h"
 #include "daemon/server/log_throttle.h"
 #include "daemon/server/memory_trim.h"
@@ -440,6 +441,8 @@ struct Daemon::Impl {
   std::unique_ptr<SandboxService> sandbox_service;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<Acceptor> acceptor;
+  // Between each accepted connection and gRPC; made first, so that the metrics can refer to it.
+  std::unique_ptr<GuardedRelays> relays = std::make_unique<GuardedRelays>();
   std::unique_ptr<MetricsEndpoint> metrics;  // [metrics] listen; null: off
 
   std::mutex mutex;
@@ -610,7 +613,8 @@ Status Daemon::Impl::start_metrics() {
                          .runner = core.runner.get(),
                          .policies = policies.get(),
                          .network = network.get(),
-                         .limits = limits.get()};
+                         .limits = limits.get(),
+                         .relays = relays.get()};
   auto gather = [this, sources](std::function<void(std::string)> reply) {
     boost::asio::post(io, [sources, reply = std::move(reply)] { reply(metrics_report(sources)); });
   };
@@ -669,9 +673,18 @@ void Daemon::Impl::start_acceptor(UniqueFd listener) {
 #endif
     return true;
   };
+  // gRPC gets the far end of a relay that watches the client's HTTP/2 frames (issue 19: an
+  // endless header block); the peer is recorded under that end's fd, gRPC's "fd:N".
   auto hand_off = [this](int fd, const posix::PeerCredentials& peer) {
-    peers.add(fd, PeerInfo{peer.pid, peer.uid, peer.gid});
-    grpc::AddInsecureChannelFromFd(server.get(), fd);
+    static LogThrottle failed(spdlog::level::warn);
+    auto inner = relays->relay(UniqueFd(fd), peer.uid, peer.pid);
+    if (!inner.ok()) {
+      failed.log("dropping connection from pid {} uid {}: {}", peer.pid, peer.uid, inner.status().message());
+      return;
+    }
+    const int grpc_fd = inner->release();
+    peers.add(grpc_fd, PeerInfo{peer.pid, peer.uid, peer.gid});
+    grpc::AddInsecureChannelFromFd(server.get(), grpc_fd);
   };
   PrefaceGateLimits gate;
   gate.timeout = std::chrono::milliseconds(config.daemon.preface_timeout_ms);
@@ -814,6 +827,7 @@ int Daemon::wait() {
   // In-flight calls get cancelled; their reactors finish on the still-running core thread.
   d.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   d.server->Wait();
+  d.relays->stop();  // gRPC closed its ends, so the relays have ended or end now
   // A reactor deletes itself on the core thread (its OnDone posts that): let what the last
   // calls posted run before the loop stops, or those reactors would never be freed.
   std::promise<void> drained;

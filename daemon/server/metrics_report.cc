@@ -117,6 +117,13 @@ std::string metrics_report(const MetricsSources& s) {
   if (s.broker) approval_families(out, *s.broker);
   if (s.policies) policy_families(out, *s.policies);
   if (s.network) proxy_families(out, *s.network);
+  if (s.relays) {
+    out.single("codexd_client_connections", "gauge", "Client connections to the daemon's socket, past the preface gate.",
+               static_cast<double>(s.relays->live()));
+    out.single("codexd_client_connections_refused_total", "counter",
+               "Client connections closed for their HTTP/2 frames (an oversized header block, a forbidden frame sequence).",
+               static_cast<double>(s.relays->refused()));
+  }
   if (s.limits) {
     out.single("codexd_limits_info", "gauge", "Always 1; the resource-limits mechanism as a label.", 1,
                {{"mechanism", limits::mechanism_name(s.limits->status().mechanism)}});

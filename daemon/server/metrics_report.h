@@ -10,6 +10,7 @@
 #include "daemon/orchestrator/approval_broker.h"
 #include "daemon/orchestrator/command_runner.h"
 #include "daemon/orchestrator/policy_store.h"
+#include "daemon/server/guarded_relay.h"
 #include "daemon/server/network_plane.h"
 #include "platform/limits/limits.h"
 
@@ -25,6 +26,7 @@ struct MetricsSources {
   const orchestrator::PolicyStore* policies = nullptr;
   const NetworkPlane* network = nullptr;        // null: no proxy
   const limits::LimitsManager* limits = nullptr;  // null: none
+  const GuardedRelays* relays = nullptr;          // client connections; thread-safe counters
 };
 
 // The exposition text. Core thread only.

@@ -44,13 +44,6 @@ std::string kinds_text(const std::map<std::string, size_t>& kinds) {
   return text;
 }
 
-void expect_serving(const TestDaemon& daemon) {
-  auto stub = v1::Exec::NewStub(daemon.channel());
-  auto call = exec_command(*stub, argv_request(daemon, {"/bin/echo", "still here"}));
-  ASSERT_TRUE(call.status.ok()) << describe(call.status);
-  EXPECT_EQ(call.result.output(), "still here\n");
-}
-
 TEST(ConnectionGate, ASilentConnectionIsClosedAfterThePrefaceTimeout) {
   TestDaemon daemon(gate_options(300, 64));
   ASSERT_TRUE(daemon.started()) << daemon.daemon_log();

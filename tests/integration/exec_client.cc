@@ -39,6 +39,13 @@ ExecCall exec_command(v1::Exec::Stub& stub, const v1::ExecCommandRequest& reques
   return call;
 }
 
+void expect_serving(const TestDaemon& daemon) {
+  auto stub = v1::Exec::NewStub(daemon.channel());
+  auto call = exec_command(*stub, argv_request(daemon, {"/bin/echo", "still here"}));
+  ASSERT_TRUE(call.status.ok()) << describe(call.status);
+  EXPECT_EQ(call.result.output(), "still here\n");
+}
+
 ExecCall poll(v1::Exec::Stub& stub, int session_id, uint32_t yield_ms, std::optional<uint32_t> max_output_tokens) {
   ExecCall call;
   grpc::ClientContext context;

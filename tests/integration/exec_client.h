@@ -34,6 +34,8 @@ v1::ExecCommandRequest shell_request(const TestDaemon& daemon, const std::string
                                      std::optional<uint32_t> yield_ms = std::nullopt);
 
 ExecCall exec_command(v1::Exec::Stub& stub, const v1::ExecCommandRequest& request);
+// After a hostile client: a fresh channel still runs `echo` (a gtest assertion).
+void expect_serving(const TestDaemon& daemon);
 ExecCall poll(v1::Exec::Stub& stub, int session_id, uint32_t yield_ms,
               std::optional<uint32_t> max_output_tokens = std::nullopt);
 ExecCall write_stdin(v1::Exec::Stub& stub, int session_id, const std::string& chars,

@@ -72,8 +72,20 @@ TEST_F(Metrics, AScrapeSaysWhatTheDaemonDid) {
   auto forbidden = exec_command(*stub, argv_request(daemon_, {"rm", "-rf", "/"}));
   ASSERT_TRUE(forbidden.status.ok());
   ASSERT_EQ(forbidden.result.rejection().reason(), v1::Rejection::FORBIDDEN_BY_POLICY);
+  {
+    // A frame sequence the HTTP/2 guard refuses (CONTINUATION with no header block open).
+    UniqueFd bad(connect_unix(daemon_.socket_path()));
+    ASSERT_TRUE(bad);
+    const std::string bytes = std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + std::string("\0\0\0\x09\x04\0\0\0\x01", 9);
+    ASSERT_EQ(::send(bad.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+    char buf[256];
+    while (::recv(bad.get(), buf, sizeof buf, 0) > 0) {
+    }
+  }
 
   auto m = scrape();
+  EXPECT_EQ(m["codexd_client_connections_refused_total"], 1);
+  EXPECT_GE(m["codexd_client_connections"], 1) << "this test's own channel";
   ASSERT_FALSE(m.empty());
   EXPECT_EQ(m["codexd_commands_total{decision=\"forbidden_by_policy\",outcome=\"rejected\"}"], 1);
   EXPECT_EQ(m["codexd_commands_total{decision=\"none\",outcome=\"success\"}"], 1);

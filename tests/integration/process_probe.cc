@@ -87,6 +87,14 @@ std::vector<ChildProcess> children_of(pid_t parent) {
   return out;
 }
 
+uint64_t resident_bytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
 size_t open_fd_count(pid_t pid) {
   size_t n = 0;
   DIR* dir = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());

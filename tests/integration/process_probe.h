@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <map>
@@ -26,6 +27,8 @@ struct ChildProcess {
   char state;
 };
 std::vector<ChildProcess> children_of(pid_t parent);
+// Resident memory of a process in bytes (/proc/<pid>/status VmRSS), 0 when it is gone.
+uint64_t resident_bytes(pid_t pid);
 // Open descriptors of a process (/proc/<pid>/fd).
 size_t open_fd_count(pid_t pid);
 // The process's descriptors that are ends of Unix connections to `socket_path` (the listener

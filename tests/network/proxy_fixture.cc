@@ -46,6 +46,16 @@ void TableDecider::release() {
   for (auto& [done, verdict] : held) done(verdict);
 }
 
+size_t TableDecider::withdrawn() const {
+  std::lock_guard lock(mutex_);
+  return withdrawn_;
+}
+
+void TableDecider::withdraw(uint64_t) {
+  std::lock_guard lock(mutex_);
+  ++withdrawn_;
+}
+
 std::vector<ConnectTarget> TableDecider::asked() const {
   std::lock_guard lock(mutex_);
   return asked_;

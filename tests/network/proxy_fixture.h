@@ -35,8 +35,11 @@ class TableDecider : public NetworkDecider {
   // Answers every held decision from the table.
   void release();
   std::vector<ConnectTarget> asked() const;
+  // How many decisions their connections withdrew.
+  size_t withdrawn() const;
 
   void decide(const ProxyOrigin& origin, const ConnectTarget& target, std::function<void(NetworkVerdict)> done) override;
+  void withdraw(uint64_t request_id) override;
 
  private:
   NetworkVerdict lookup_locked(const std::string& host) const;
@@ -47,6 +50,7 @@ class TableDecider : public NetworkDecider {
   bool hold_ = false;
   std::vector<std::pair<std::function<void(NetworkVerdict)>, NetworkVerdict>> held_;
   std::vector<ConnectTarget> asked_;
+  size_t withdrawn_ = 0;
 };
 
 class AuditLog {
