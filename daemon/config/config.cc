@@ -335,6 +335,7 @@ void read_daemon(TableReader& r, Config& c) {
   r.read("root_runs_as", d.root_runs_as);
   r.read_int("preface_timeout_ms", d.preface_timeout_ms, 100, 60'000);
   r.read_int("waiting_connections_per_uid", d.waiting_connections_per_uid, 1, 1024);
+  r.read_int("max_connections_per_uid", d.max_connections_per_uid, 1, 4096);
   r.read_path("state_dir", d.state_dir);
 }
 

@@ -40,6 +40,10 @@ struct DaemonSection {
   // each uid may have this many such connections at once (daemon/server/preface_gate.h).
   uint32_t preface_timeout_ms = 5000;
   uint32_t waiting_connections_per_uid = 64;
+  // Established connections (past the preface) a uid that is not an admin may hold; a new one
+  // past it is closed. Admins (root, the daemon's own uid, admin_uids) are not counted, so
+  // they can always connect (daemon/server/guarded_relay.h).
+  uint32_t max_connections_per_uid = 128;
   // What must outlive the daemon (persisted approvals, session shims' sockets and records).
   // "" = the mode's default: /var/lib/codexd (system), $XDG_STATE_HOME/codexd or
   // ~/.local/state/codexd (user). See state_dir().

@@ -677,9 +677,10 @@ void Daemon::Impl::start_acceptor(UniqueFd listener) {
   // endless header block); the peer is recorded under that end's fd, gRPC's "fd:N".
   auto hand_off = [this](int fd, const posix::PeerCredentials& peer) {
     static LogThrottle failed(spdlog::level::warn);
-    auto inner = relays->relay(UniqueFd(fd), peer.uid, peer.pid);
+    const size_t uid_limit = is_admin(peer.uid) ? 0 : config.daemon.max_connections_per_uid;
+    auto inner = relays->relay(UniqueFd(fd), peer.uid, peer.pid, uid_limit);
     if (!inner.ok()) {
-      failed.log("dropping connection from pid {} uid {}: {}", peer.pid, peer.uid, inner.status().message());
+      failed.log("closing connection from pid {} uid {}: {}", peer.pid, peer.uid, inner.status().message());
       return;
     }
     const int grpc_fd = inner->release();

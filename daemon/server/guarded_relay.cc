@@ -50,13 +50,19 @@ struct GuardedRelays::Impl {
   std::atomic<uint64_t> refused{0};
   LogThrottle refusals{spdlog::level::warn};
   std::mutex mutex;
-  bool stopped = false;  // under mutex
+  bool stopped = false;                 // under mutex
+  std::map<uid_t, size_t> counted;      // under mutex: relays of uids with a limit
+
+  void uncount(uid_t uid) {
+    std::lock_guard lock(mutex);
+    if (auto it = counted.find(uid); it != counted.end() && --it->second == 0) counted.erase(it);
+  }
 };
 
 // One client connection and gRPC's socketpair end. Everything runs on the relay thread.
 class Relay : public std::enable_shared_from_this<Relay> {
  public:
-  Relay(GuardedRelays::Impl& owner, uint64_t id, int client, int inner, uid_t uid, pid_t pid)
+  Relay(GuardedRelays::Impl& owner, uint64_t id, int client, int inner, uid_t uid, pid_t pid, bool counted)
       : owner_(owner),
         id_(id),
         client_(owner.io, client),
@@ -64,6 +70,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
         guard_(owner.limits),
         uid_(uid),
         pid_(pid),
+        counted_(counted),
         up_{&client_, &inner_, true, {}},
         down_{&inner_, &client_, false, {}} {}
 
@@ -80,6 +87,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
     inner_.close(ignored);
     owner_.relays.erase(id_);
     owner_.live.fetch_sub(1, std::memory_order_relaxed);
+    if (counted_) owner_.uncount(uid_);
   }
 
  private:
@@ -166,6 +174,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   Http2HeaderGuard guard_;
   uid_t uid_;
   pid_t pid_;
+  bool counted_;  // against its uid's limit
   Direction up_;
   Direction down_;
   bool closed_ = false;
@@ -180,25 +189,49 @@ GuardedRelays::~GuardedRelays() { stop(); }
 size_t GuardedRelays::live() const { return impl_->live.load(std::memory_order_relaxed); }
 uint64_t GuardedRelays::refused() const { return impl_->refused.load(std::memory_order_relaxed); }
 
-Result<UniqueFd> GuardedRelays::relay(UniqueFd client, uid_t uid, pid_t pid) {
+Result<UniqueFd> GuardedRelays::relay(UniqueFd client, uid_t uid, pid_t pid, size_t uid_limit) {
+  const bool counted = uid_limit > 0;
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->stopped) return Unavailable("codexd is shutting down");
+    if (counted) {
+      size_t& held = impl_->counted[uid];
+      if (held >= uid_limit) {
+        return ResourceExhausted("uid " + std::to_string(uid) + " already holds " + std::to_string(held) +
+                                 " connections (daemon.max_connections_per_uid)");
+      }
+      ++held;
+    }
+    impl_->live.fetch_add(1, std::memory_order_relaxed);
+  }
+  auto unclaim = [&] {
+    impl_->live.fetch_sub(1, std::memory_order_relaxed);
+    if (counted) impl_->uncount(uid);
+  };
   int pair[2];
   // Both ends non-blocking: gRPC reads its end until EAGAIN, and a blocking end would hold a
   // request back until the next bytes arrive.
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) != 0) {
-    return Unavailable(std::string("socketpair for a client connection: ") + std::strerror(errno));
+    const int err = errno;
+    unclaim();
+    return Unavailable(std::string("socketpair for a client connection: ") + std::strerror(err));
   }
   UniqueFd ours(pair[0]);
   UniqueFd grpc_end(pair[1]);
   ::fcntl(client.get(), F_SETFL, ::fcntl(client.get(), F_GETFL) | O_NONBLOCK);
-  {
-    std::lock_guard lock(impl_->mutex);
-    if (impl_->stopped) return Unavailable("codexd is shutting down");
-    impl_->live.fetch_add(1, std::memory_order_relaxed);
-  }
-  asio::post(impl_->io, [impl = impl_.get(), client = client.release(), inner = ours.release(), uid, pid] {
+  asio::post(impl_->io, [impl = impl_.get(), client = client.release(), inner = ours.release(), uid, pid, counted] {
     const uint64_t id = ++impl->next_id;
-    auto relay = std::make_shared<Relay>(*impl, id, client, inner, uid, pid);
+    auto relay = std::make_shared<Relay>(*impl, id, client, inner, uid, pid, counted);
     impl->relays[id] = relay;
+    bool stopped = false;
+    {
+      std::lock_guard lock(impl->mutex);
+      stopped = impl->stopped;
+    }
+    if (stopped) {
+      relay->close();  // stop() closed the others before this one arrived
+      return;
+    }
     relay->start();
   });
   return grpc_end;

@@ -29,7 +29,9 @@ class GuardedRelays {
   GuardedRelays& operator=(const GuardedRelays&) = delete;
 
   // Starts relaying `client` (uid and pid for the log) and returns the end to hand to gRPC.
-  Result<UniqueFd> relay(UniqueFd client, uid_t uid, pid_t pid);
+  // `uid_limit` > 0: RESOURCE_EXHAUSTED (and `client` closed) when the uid already has that
+  // many relayed connections; 0: not counted against a limit (an admin).
+  Result<UniqueFd> relay(UniqueFd client, uid_t uid, pid_t pid, size_t uid_limit = 0);
 
   // Closes every relayed connection and joins the thread. Idempotent.
   void stop();

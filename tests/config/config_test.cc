@@ -142,6 +142,13 @@ TEST(Config, ThePrefaceGateKeysHaveDefaultsAndRanges) {
   ASSERT_TRUE(set.ok()) << set.status().message();
   EXPECT_EQ(set->daemon.preface_timeout_ms, 300u);
   EXPECT_EQ(set->daemon.waiting_connections_per_uid, 8u);
+  EXPECT_EQ(defaults->daemon.max_connections_per_uid, 128u);
+  auto capped = parse_config("[daemon]\nmax_connections_per_uid = 3\n", "c.toml");
+  ASSERT_TRUE(capped.ok()) << capped.status().message();
+  EXPECT_EQ(capped->daemon.max_connections_per_uid, 3u);
+  auto zero = parse_config("[daemon]\nmax_connections_per_uid = 0\n", "c.toml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.status().message(), HasSubstr("c.toml:2:27: `daemon.max_connections_per_uid` must be between 1 and 4096 (got 0)"));
   auto bad = parse_config("[daemon]\npreface_timeout_ms = 0\nwaiting_connections_per_uid = 5000\n", "c.toml");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("c.toml:2:22: `daemon.preface_timeout_ms` must be between 100 and 60000 (got 0)"));
