@@ -61,6 +61,7 @@ run_if "$HERE/client/run.sh" "codexctl whole process" "$HERE/client/run.sh" "$BU
 run_if "$HERE/policy/run.sh" "policy loading" "$HERE/policy/run.sh" "$BUILD_DIR" ${CODEX_BIN:+"$CODEX_BIN"}
 run_if "$HERE/scale/run.sh" "scale" "$HERE/scale/run.sh" "$BUILD_DIR"
 run_if "$BUILD_DIR/bin/sessions_bench" "durable sessions" "$HERE/sessions/run.sh" "$BUILD_DIR" 100 3
+run_if "$HERE/approvals/pending_memory.sh" "pending approval memory" "$HERE/approvals/pending_memory.sh" "$BUILD_DIR" 20
 
 python3 "$HERE/report.py" "$CODEXD_BENCH_CSV" "$RESULTS_DIR" | tee -a "$LOG"
 if ((${#failed[@]})); then

@@ -98,12 +98,12 @@ bool ApprovalBroker::prune_unclaimed() {
 
 void ApprovalBroker::persist() {
   if (!store_ || stopping_) return;
-  std::vector<StoredApproval> saved;
+  std::vector<StoredApprovalRef> saved;
   for (const auto& [id, p] : pending_) {
-    if (saveable(p.ticket)) saved.push_back(StoredApproval{p.ticket, std::nullopt, std::nullopt});
+    if (saveable(p.ticket)) saved.push_back(StoredApprovalRef{&p.ticket, std::nullopt, std::nullopt});
   }
-  for (const auto& [id, u] : unclaimed_) saved.push_back(StoredApproval{u.ticket, u.outcome, u.resolved_at});
-  store_->set_approvals(std::move(saved));
+  for (const auto& [id, u] : unclaimed_) saved.push_back(StoredApprovalRef{&u.ticket, u.outcome, u.resolved_at});
+  store_->set_approval_refs(saved);
 }
 
 ApprovalBroker::Restored ApprovalBroker::restore(std::vector<StoredApproval> approvals) {
@@ -199,7 +199,7 @@ std::string ApprovalBroker::request(ApprovalTicket ticket, Done done) {
   if (options_.timeout.count() > 0) start_timer(id, pending, options_.timeout);
   auto [it, inserted] = pending_.emplace(id, std::move(pending));
   if (saveable(it->second.ticket)) persist();
-  ApprovalEvent added{ApprovalEvent::Kind::kAdded, it->second.ticket, {}, {}};
+  ApprovalEvent added{ApprovalEvent::Kind::kAdded, &it->second.ticket, {}, {}};
   for (auto& [wid, w] : std::map<WatcherId, Watcher>(watchers_)) {
     if (reviewers_->may_review(w.uid, it->second.ticket)) w.on_event(added);
   }
@@ -246,7 +246,7 @@ void ApprovalBroker::finish(const std::string& id, const ApprovalOutcome& outcom
     unclaimed_.emplace(id, Unclaimed{pending.ticket, outcome, std::chrono::system_clock::now()});
   }
   if (saveable(pending.ticket)) persist();
-  ApprovalEvent resolved{ApprovalEvent::Kind::kResolved, {}, id, outcome};
+  ApprovalEvent resolved{ApprovalEvent::Kind::kResolved, nullptr, id, outcome};
   for (auto& [wid, w] : std::map<WatcherId, Watcher>(watchers_)) {
     if (reviewers_->may_review(w.uid, pending.ticket)) w.on_event(resolved);
   }
@@ -255,8 +255,8 @@ void ApprovalBroker::finish(const std::string& id, const ApprovalOutcome& outcom
 
 ApprovalBroker::WatcherId ApprovalBroker::watch(uid_t reviewer_uid, std::function<void(const ApprovalEvent&)> on_event) {
   WatcherId id = next_watcher_++;
-  for (const auto& ticket : pending_for(reviewer_uid)) on_event({ApprovalEvent::Kind::kAdded, ticket, {}, {}});
-  on_event({ApprovalEvent::Kind::kSynced, {}, {}, {}});
+  for (const ApprovalTicket* ticket : pending_refs_for(reviewer_uid)) on_event({ApprovalEvent::Kind::kAdded, ticket, {}, {}});
+  on_event({ApprovalEvent::Kind::kSynced, nullptr, {}, {}});
   watchers_.emplace(id, Watcher{reviewer_uid, std::move(on_event)});
   return id;
 }

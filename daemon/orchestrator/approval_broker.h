@@ -23,10 +23,13 @@
 
 namespace codexd::orchestrator {
 
+// Handed to watchers synchronously, on the core thread. kAdded points at the broker's own
+// ticket, valid only during the callback: a watcher copies what it keeps. (A copy per event
+// and watcher was a megabyte each for a large command; issue 19.)
 struct ApprovalEvent {
   enum class Kind { kAdded, kResolved, kSynced };
   Kind kind = Kind::kAdded;
-  ApprovalTicket ticket;        // kAdded
+  const ApprovalTicket* ticket = nullptr;  // kAdded
   std::string approval_id;      // kResolved
   ApprovalOutcome outcome;      // kResolved
 };

@@ -235,11 +235,12 @@ Result<json> parse_json(std::string_view text) {
   }
 }
 
-json stored_approval_json(const StoredApproval& a) {
-  json j = ticket_json(a.ticket);
+json stored_approval_json(const StoredApprovalRef& a) {
+  json j = ticket_json(*a.ticket);
   if (a.outcome) j["outcome"] = outcome_json(*a.outcome, a.resolved_at.value_or(Clock::now()));
   return j;
 }
+json stored_approval_json(const StoredApproval& a) { return stored_approval_json(StoredApprovalRef{&a.ticket, a.outcome, a.resolved_at}); }
 
 // Throws Malformed.
 StoredApproval stored_approval_from(const json& j) {
@@ -300,8 +301,14 @@ Result<StoredState> parse_approval_state(std::string_view text) {
   return state;
 }
 
-std::string serialize_stored_approval(const StoredApproval& a) {
+namespace {
+std::string serialize_approval(const StoredApprovalRef& a) {
   return stored_approval_json(a).dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+}  // namespace
+
+std::string serialize_stored_approval(const StoredApproval& a) {
+  return serialize_approval(StoredApprovalRef{&a.ticket, a.outcome, a.resolved_at});
 }
 
 Result<StoredApproval> parse_stored_approval(std::string_view text) {
@@ -494,16 +501,23 @@ Result<LoadedApprovalState> ApprovalStore::load() {
 // Only what changed is written: a new approval's file, a resolved one's (its outcome), and
 // the files of approvals that are gone are removed. A ticket never changes under its id, so
 // an approval already on disk in the same state is not written again.
-void ApprovalStore::set_approvals(std::vector<StoredApproval> approvals) {
+void ApprovalStore::set_approvals(const std::vector<StoredApproval>& approvals) {
+  std::vector<StoredApprovalRef> refs;
+  refs.reserve(approvals.size());
+  for (const StoredApproval& a : approvals) refs.push_back({&a.ticket, a.outcome, a.resolved_at});
+  set_approval_refs(refs);
+}
+
+void ApprovalStore::set_approval_refs(const std::vector<StoredApprovalRef>& approvals) {
   if (frozen_) return;
   Status written = ensure_dir();
   if (written.ok() && ::mkdir(approvals_dir_.c_str(), 0700) != 0 && errno != EEXIST) {
     written = ErrnoStatus("creating " + approvals_dir_, errno);
   }
   std::set<std::string> current;
-  for (const StoredApproval& a : approvals) {
+  for (const StoredApprovalRef& a : approvals) {
     if (!written.ok()) break;
-    const std::string& id = a.ticket.id;
+    const std::string& id = a.ticket->id;
     if (!is_file_safe_id(id)) {
       spdlog::warn("approval id \"{}\" cannot name a file; it is not saved", id);
       continue;
@@ -512,7 +526,7 @@ void ApprovalStore::set_approvals(std::vector<StoredApproval> approvals) {
     const bool resolved = a.outcome.has_value();
     auto it = on_disk_.find(id);
     if (it != on_disk_.end() && it->second == resolved) continue;
-    written = write_file_atomically(file_of(id), serialize_stored_approval(a));
+    written = write_file_atomically(file_of(id), serialize_approval(a));
     if (written.ok()) on_disk_[id] = resolved;
   }
   bool removed = false;

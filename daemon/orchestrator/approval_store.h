@@ -35,6 +35,13 @@ struct StoredApproval {
   std::optional<ApprovalOutcome> outcome;                            // set: resolved, unclaimed
   std::optional<std::chrono::system_clock::time_point> resolved_at;  // with `outcome`
 };
+// The same, pointing at a ticket its owner keeps: what the broker hands over on every change,
+// without copying each pending ticket (one holds its whole command; issue 19).
+struct StoredApprovalRef {
+  const ApprovalTicket* ticket = nullptr;
+  std::optional<ApprovalOutcome> outcome;
+  std::optional<std::chrono::system_clock::time_point> resolved_at;
+};
 
 // One approved-for-session scope (ApprovalCache's): keys most recently used first.
 struct StoredGrants {
@@ -88,7 +95,8 @@ class ApprovalStore {
   Result<LoadedApprovalState> load();
 
   // The current contents of each part; what changed is on disk before these return.
-  void set_approvals(std::vector<StoredApproval> approvals);
+  void set_approvals(const std::vector<StoredApproval>& approvals);
+  void set_approval_refs(const std::vector<StoredApprovalRef>& approvals);
   void set_grants(std::vector<StoredGrants> grants);
   // Stop writing (daemon shutdown): what is on disk stays as it is.
   void freeze() { frozen_ = true; }

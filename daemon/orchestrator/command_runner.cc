@@ -21,6 +21,8 @@ void CallHandle::client_gone() {
 }
 
 struct CommandRunner::CallState {
+  // Without argv, script and env, which can be megabytes and live in the plan (issue 19): the
+  // call keeps who asked and how, the plan what runs.
   ExecRequest request;
   uint32_t yield_ms = 0;
   uint32_t max_output_tokens = exec::kDefaultMaxOutputTokens;
@@ -52,6 +54,14 @@ CommandRunner::CommandRunner(boost::asio::io_context& io, Orchestrator& orchestr
 std::shared_ptr<CallHandle> CommandRunner::exec_command(ExecRequest request, uint32_t yield_ms,
                                                         uint32_t max_output_tokens, Done done) {
   auto call = std::make_shared<CallState>();
+  // The large parts go to the plan alone; every other field is copied (small).
+  auto argv = std::move(request.argv);
+  auto script = std::move(request.script);
+  auto env = std::move(request.env);
+  ExecRequest whole = request;
+  whole.argv = std::move(argv);
+  whole.script = std::move(script);
+  whole.env = std::move(env);
   call->request = std::move(request);
   call->yield_ms = yield_ms;
   call->max_output_tokens = max_output_tokens;
@@ -60,7 +70,7 @@ std::shared_ptr<CallHandle> CommandRunner::exec_command(ExecRequest request, uin
   call->handle->orchestrator_ = &orchestrator_;
   call->handle->engine_ = &engine_;
   auto handle = call->handle;
-  handle->admission_ = orchestrator_.admit(call->request, [this, call](AdmitResult r) { admitted(call, std::move(r)); });
+  handle->admission_ = orchestrator_.admit(std::move(whole), [this, call](AdmitResult r) { admitted(call, std::move(r)); });
   return handle;
 }
 
@@ -119,7 +129,7 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
     meta.owner_uid = call->request.caller.uid;
     meta.agent_id = call->request.caller.agent_id;
     meta.call_id = call->request.call_id;
-    meta.argv = call->request.argv;
+    meta.argv = call->plan->request.argv;
     meta.cwd = call->request.workdir;
     meta.started_at = std::chrono::system_clock::now();
     const auto start = exec::Clock::now();
@@ -159,7 +169,7 @@ void CommandRunner::start_attempt(std::shared_ptr<CallState> call) {
     observe_launch(plan.backend, spawn_started);
     return;
   }
-  exec::ChannelOwner owner{call->request.caller.uid, call->request.caller.agent_id, 0, shell_join(call->request.argv)};
+  exec::ChannelOwner owner{call->request.caller.uid, call->request.caller.agent_id, 0, shell_join(call->plan->request.argv)};
   const auto spawn_started = std::chrono::steady_clock::now();
   auto run = exec::OneShotRun::start(io_, plan.launch, owner, call->request.timeout_ms, [this, call](Result<exec::OneShotOutcome> outcome) {
     call->handle->run_.reset();

@@ -146,7 +146,7 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
     response->set_sessions_live(static_cast<uint32_t>(admin ? engine.live_sessions() : engine.live_sessions_of(uid)));
     response->set_sessions_total(static_cast<uint32_t>(admin ? engine.total_sessions() : engine.total_sessions_of(uid)));
     response->set_approvals_pending(
-        static_cast<uint32_t>(admin ? deps_.broker->pending_count() : deps_.broker->pending_for(uid).size()));
+        static_cast<uint32_t>(admin ? deps_.broker->pending_count() : deps_.broker->pending_refs_for(uid).size()));
     if (admin) response->set_approvals_state_error(deps_.broker->state_error());
     reactor->finish(grpc::Status::OK);
   });

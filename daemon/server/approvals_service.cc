@@ -15,8 +15,9 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
  public:
   static constexpr size_t kMaxQueued = 10'000;
 
-  WatchReactor(const CoreContext& core, orchestrator::ApprovalBroker& broker, std::optional<orchestrator::Caller> caller)
-      : core_(core), broker_(broker) {
+  WatchReactor(const CoreContext& core, orchestrator::ApprovalBroker& broker, ApprovalEventProtos& protos,
+               std::optional<orchestrator::Caller> caller)
+      : core_(core), broker_(broker), protos_(protos) {
     on_core(core_, [this, caller] {
       if (!caller) {
         finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "connection has no recorded peer credentials"));
@@ -31,6 +32,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
     on_core(core_, [this, ok] {
       if (done_) return;
       writing_ = false;
+      current_.reset();  // what other streams still hold stays; this one lets go
       if (!ok) {
         finish(grpc::Status(grpc::StatusCode::CANCELLED, "the reviewer went away"));
         return;
@@ -58,9 +60,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
       finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "the reviewer is not reading its approval events"));
       return;
     }
-    v1::ApprovalEvent message;
-    fill_approval_event(event, &message);
-    queue_.push_back(std::move(message));
+    queue_.push_back(protos_.message_for(event));
     pump();
   }
   void pump() {
@@ -68,7 +68,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
     current_ = std::move(queue_.front());
     queue_.pop_front();
     writing_ = true;
-    StartWrite(&current_);
+    StartWrite(current_.get());
   }
   void stop_watching() {
     if (watching_) broker_.unwatch(watcher_);
@@ -83,10 +83,11 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
 
   const CoreContext& core_;
   orchestrator::ApprovalBroker& broker_;
+  ApprovalEventProtos& protos_;
   orchestrator::ApprovalBroker::WatcherId watcher_ = 0;
   bool watching_ = false;
-  std::deque<v1::ApprovalEvent> queue_;
-  v1::ApprovalEvent current_;
+  std::deque<std::shared_ptr<const v1::ApprovalEvent>> queue_;
+  std::shared_ptr<const v1::ApprovalEvent> current_;  // in flight
   bool writing_ = false;
   bool finishing_ = false;
   bool done_ = false;
@@ -96,7 +97,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
 
 grpc::ServerWriteReactor<v1::ApprovalEvent>* ApprovalsService::WatchApprovals(grpc::CallbackServerContext* ctx,
                                                                               const v1::WatchApprovalsRequest*) {
-  return new WatchReactor(core_, broker_, caller_of(core_, ctx));
+  return new WatchReactor(core_, broker_, protos_, caller_of(core_, ctx));
 }
 
 grpc::ServerUnaryReactor* ApprovalsService::ListApprovals(grpc::CallbackServerContext* ctx,

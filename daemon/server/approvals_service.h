@@ -3,6 +3,7 @@
 
 #include "codexd/v1/approvals.grpc.pb.h"
 #include "daemon/orchestrator/approval_broker.h"
+#include "daemon/server/approval_event_protos.h"
 #include "daemon/server/raw_unary.h"
 #include "daemon/server/server_context.h"
 
@@ -26,6 +27,7 @@ class ApprovalsService final : public v1::Approvals::CallbackService {
  private:
   const CoreContext& core_;
   orchestrator::ApprovalBroker& broker_;
+  ApprovalEventProtos protos_;  // core thread
 };
 
 }  // namespace codexd::server

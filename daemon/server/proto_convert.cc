@@ -289,7 +289,7 @@ void fill_approval(const orchestrator::ApprovalTicket& t, v1::ApprovalRequest* o
 
 void fill_approval_event(const orchestrator::ApprovalEvent& event, v1::ApprovalEvent* out) {
   switch (event.kind) {
-    case orchestrator::ApprovalEvent::Kind::kAdded: fill_approval(event.ticket, out->mutable_added()); break;
+    case orchestrator::ApprovalEvent::Kind::kAdded: fill_approval(*event.ticket, out->mutable_added()); break;
     case orchestrator::ApprovalEvent::Kind::kSynced: out->mutable_synced(); break;
     case orchestrator::ApprovalEvent::Kind::kResolved: {
       auto* r = out->mutable_resolved();

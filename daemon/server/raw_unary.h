@@ -59,6 +59,10 @@ grpc::internal::MethodHandler* raw_unary_handler(
           return new FailedUnaryReactor(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                                      "request could not be parsed as " + Request::descriptor()->full_name()));
         }
+        // The wire bytes are not needed once parsed, and gRPC would keep them until the call
+        // ends: a request waiting for a reviewer held its megabyte argv twice (issue 19). gRPC
+        // reads a unary request buffer only to hand it to this handler.
+        const_cast<grpc::ByteBuffer*>(in)->Clear();
         auto* m = messages.release();
         RawUnaryBinding binding;
         binding.before_finish = [m, out](const grpc::Status& status) {

@@ -4,9 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/approvals/approvals_test_util.h"
+#include "tests/support/fs_wait.h"
 #include "tests/support/loopback_origin.h"
 
 namespace codexd::testing::approvals {
@@ -47,6 +50,15 @@ std::vector<nlohmann::json> network_audit_lines(const std::string& path) {
   return out;
 }
 
+// The proxy writes a connection's audit line when the connection object goes, which can be
+// after the command's result reached the client: waits (inotify) until `count` are there.
+std::vector<nlohmann::json> network_audit_lines_once(const std::string& path, size_t count) {
+  std::vector<nlohmann::json> lines;
+  wait_for_dir_change(std::filesystem::path(path).parent_path().string(),
+                      [&] { return (lines = network_audit_lines(path)).size() >= count; });
+  return lines;
+}
+
 class NetworkProxy : public DaemonTest {
  protected:
   explicit NetworkProxy(TestDaemonOptions o) : DaemonTest(std::move(o)) {}
@@ -77,7 +89,7 @@ TEST_F(NetworkProxyAllowList, AnAllowedHostIsReachedThroughTheProxyAndAudited) {
   EXPECT_THAT(output_of(r), HasSubstr("status=200"));
   EXPECT_EQ(origin_.served(), 1);
   // The command's own connection went to the proxy port; the origin saw the daemon.
-  auto lines = network_audit_lines(daemon_.audit_log_path());
+  auto lines = network_audit_lines_once(daemon_.audit_log_path(), 1);
   ASSERT_EQ(lines.size(), 1u) << slurp(daemon_.audit_log_path());
   EXPECT_EQ(lines[0]["host"], "127.0.0.2");
   EXPECT_EQ(lines[0]["port"], origin_.port());
@@ -93,7 +105,7 @@ TEST_F(NetworkProxyAllowList, ADeniedHostGetsA403ThatSaysWhy) {
   EXPECT_THAT(output_of(r), HasSubstr("status=403"));
   EXPECT_THAT(output_of(r), HasSubstr("blocked.codexd.test"));
   EXPECT_THAT(output_of(r), HasSubstr("[network] deny"));
-  auto lines = network_audit_lines(daemon_.audit_log_path());
+  auto lines = network_audit_lines_once(daemon_.audit_log_path(), 1);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["decision"], "denied");
 }
@@ -292,7 +304,7 @@ TEST_F(NetworkApprovals, APendingApprovalIsWithdrawnWhenItsConnectionCloses) {
   grpc::Status late = reviewer.resolve(request.approval_id(), v1::APPROVED);
   EXPECT_EQ(late.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << late.error_message();
   EXPECT_EQ(origin_.served(), 0);
-  auto lines = network_audit_lines(daemon_.audit_log_path());
+  auto lines = network_audit_lines_once(daemon_.audit_log_path(), 1);
   ASSERT_EQ(lines.size(), 1u) << slurp(daemon_.audit_log_path());
   // curl's FIN or the end of the command (which closes the proxy attachment) may be seen first:
   // the approval is withdrawn either way, and the audit line says why.

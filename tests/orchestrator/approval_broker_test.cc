@@ -39,7 +39,7 @@ struct EventLog {
   std::function<void(const ApprovalEvent&)> sink() {
     return [this](const ApprovalEvent& e) {
       switch (e.kind) {
-        case ApprovalEvent::Kind::kAdded: lines.push_back("added " + e.ticket.id); break;
+        case ApprovalEvent::Kind::kAdded: lines.push_back("added " + e.ticket->id); break;
         case ApprovalEvent::Kind::kSynced: lines.push_back("synced"); break;
         case ApprovalEvent::Kind::kResolved:
           lines.push_back("resolved " + e.approval_id + " " + outcome_source_name(e.outcome.kind) + " " +
@@ -274,7 +274,7 @@ TEST_F(BrokerTest, AWatcherMayUnwatchItselfFromItsOwnCallback) {
   ApprovalBroker::WatcherId self = 0;
   self = broker->watch(kReviewer, [&](const ApprovalEvent& e) {
     if (e.kind != ApprovalEvent::Kind::kAdded) return;
-    seen.push_back(e.ticket.id);
+    seen.push_back(e.ticket->id);
     broker->unwatch(self);
   });
   EventLog second;

@@ -1,5 +1,5 @@
-// Waiting for a directory entry to go away, woken by inotify on its parent (never a fixed
-// sleep); `guard` only bounds a hang.
+// Waiting for a directory entry to go away, or for a file to be written, woken by inotify on
+// its parent (never a fixed sleep); `guard` only bounds a hang.
 #pragma once
 
 #include <poll.h>
@@ -13,11 +13,12 @@
 
 namespace codexd::testing {
 
-// Waits until `done()` holds, re-checking whenever an entry of `dir` is removed or renamed away.
+// Waits until `done()` holds, re-checking whenever an entry of `dir` is created, written,
+// removed or renamed away.
 inline bool wait_for_dir_change(const std::string& dir, const std::function<bool()>& done,
                                 std::chrono::seconds guard = std::chrono::seconds(60)) {
   int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  if (fd >= 0) ::inotify_add_watch(fd, dir.c_str(), IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_CREATE);
+  if (fd >= 0) ::inotify_add_watch(fd, dir.c_str(), IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_CREATE | IN_MODIFY);
   const auto limit = std::chrono::steady_clock::now() + guard;
   bool ok = done();
   while (!ok && std::chrono::steady_clock::now() < limit) {
