@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "client/commands.h"
+#include "client/completion.h"
 #include "client/connection.h"
 #include "client/mcp/mcp_server.h"
 #include "client/policy_check/policy_check.h"
@@ -250,6 +251,14 @@ int run(int argc, char** argv) {
         std::fprintf(stderr, "usage: codexctl policy check [--rules FILE]... [--resolve-host-executables] [--pretty] -- CMD...\n");
         result = kExitUsage;
       });
+
+  std::string completion_shell;
+  auto* completion_cmd =
+      app.add_subcommand("completion", "Print a shell completion script (bash, zsh or fish): source <(codexctl completion bash)");
+  completion_cmd->add_option("shell", completion_shell, "bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  completion_cmd->callback([&] { std::fputs(completion_script(completion_tree(app), completion_shell).c_str(), stdout); });
 
   if (auto code = reject_unknown_subcommand(app, {argv + 1, argv + argc})) return *code;
   try {

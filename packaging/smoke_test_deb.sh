@@ -72,7 +72,9 @@ for path in ./usr/bin/codexd ./usr/bin/codexctl ./usr/bin/codexd-sandbox-helper 
             ./usr/lib/systemd/user/codexd.service ./usr/lib/systemd/user/codexd.socket \
             ./usr/lib/tmpfiles.d/codexd.conf ./etc/codexd/codexd.toml ./etc/codexd/rules/00-default.rules \
             ./usr/share/codexd/default.rules ./etc/logrotate.d/codexd \
-            ./usr/share/man/man1/codexctl.1.gz ./usr/share/man/man8/codexd.8.gz ./usr/share/man/man5/codexd.toml.5.gz; do
+            ./usr/share/man/man1/codexctl.1.gz ./usr/share/man/man8/codexd.8.gz ./usr/share/man/man5/codexd.toml.5.gz \
+            ./usr/share/bash-completion/completions/codexctl ./usr/share/zsh/vendor-completions/_codexctl \
+            ./usr/share/fish/vendor_completions.d/codexctl.fish; do
   grep -q " $path\$" <<<"$contents" || fail "package lacks $path"
 done
 

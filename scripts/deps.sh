@@ -21,6 +21,7 @@ PACKAGES=(
   dpkg-dev systemd shellcheck util-linux passwd procps iproute2 file
   logrotate               # the package smoke test checks /etc/logrotate.d/codexd with it
   groff-base              # the man-page test renders each page with groff
+  zsh fish                # codexctl's completion scripts are tested in their shells
   curl git python3-pip    # the network proxy tests drive real curl, git and Debian's pip
   python3-grpcio python3-protobuf  # the Python client package (clients/python) and its tests
   python3-prometheus-client  # the metrics test parses each scrape with the reference parser
