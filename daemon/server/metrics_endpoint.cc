@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/server/io_thread.h"
+
 namespace codexd::server {
 namespace {
 
@@ -196,7 +198,7 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(const config::Me
   }
   impl->accept();
   Impl* raw = impl.get();
-  impl->thread = std::thread([raw] { raw->io.run(); });
+  impl->thread = std::thread([raw] { run_until_stopped(raw->io, "metrics"); });
   return std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(impl)));
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/server/memory_trim.h"
 #include "daemon/server/prometheus_text.h"
 
 namespace codexd::server {
@@ -20,13 +21,13 @@ struct ProcessFigures {
 // The daemon process itself, from /proc/self (what an operator watches for leaks).
 ProcessFigures process_figures() {
   ProcessFigures figures;
+  figures.resident_bytes = static_cast<double>(resident_bytes());
   std::ifstream status("/proc/self/status");
   for (std::string line; std::getline(status, line);) {
     std::istringstream fields(line);
     std::string key;
     double value = 0;
     fields >> key >> value;
-    if (key == "VmRSS:") figures.resident_bytes = value * 1024;  // kB
     if (key == "Threads:") figures.threads = value;
   }
   if (DIR* fds = ::opendir("/proc/self/fd")) {
