@@ -5,41 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
 
 #include "tests/approvals/approvals_test_util.h"
+#include "tests/integration/process_probe.h"
+#include "tests/support/fs_wait.h"
 
 namespace codexd::testing::approvals {
 namespace {
 
 constexpr int kBurst = 20;
 
-// The daemon's VmRSS in bytes.
-uint64_t rss_of(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-
-// Waits (hang guard) until the log has a line containing `needle`, woken by inotify.
+// Waits (hang guard) until the log has a line containing `needle`.
 bool wait_for_log(const TestDaemon& daemon, const std::string& needle, size_t from) {
-  const std::string path = daemon.log_path();
-  int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  if (fd >= 0) ::inotify_add_watch(fd, path.c_str(), IN_MODIFY);
-  const auto limit = std::chrono::steady_clock::now() + kGuard;
-  bool found = daemon.daemon_log().find(needle, from) != std::string::npos;
-  while (!found && std::chrono::steady_clock::now() < limit) {
-    pollfd p{fd, POLLIN, 0};
-    ::poll(&p, 1, 1000);  // the timeout only re-checks a missed event
-    char buf[4096];
-    while (fd >= 0 && ::read(fd, buf, sizeof buf) > 0) {
-    }
-    found = daemon.daemon_log().find(needle, from) != std::string::npos;
-  }
-  if (fd >= 0) ::close(fd);
-  return found;
+  const std::string dir = std::filesystem::path(daemon.log_path()).parent_path().string();
+  return wait_for_dir_change(dir, [&] { return daemon.daemon_log().find(needle, from) != std::string::npos; }, kGuard);
 }
 
 TEST(MemoryReturn, MemoryOfABurstOfLargeApprovalsIsGivenBackAfterTheyAreAnswered) {
@@ -51,7 +31,7 @@ TEST(MemoryReturn, MemoryOfABurstOfLargeApprovalsIsGivenBackAfterTheyAreAnswered
   Reviewer reviewer(daemon);
   reviewer.synced();
   Client agent(daemon, "agent-a");
-  const uint64_t before = rss_of(daemon.pid());
+  const uint64_t before = resident_bytes(daemon.pid());
 
   std::vector<std::unique_ptr<PendingExec>> calls;
   std::vector<std::string> ids;
@@ -59,7 +39,7 @@ TEST(MemoryReturn, MemoryOfABurstOfLargeApprovalsIsGivenBackAfterTheyAreAnswered
     calls.push_back(exec_async(agent, large_mkdir(daemon.workspace(), i)));
     ids.push_back(reviewer.added().approval_id());
   }
-  const uint64_t peak = rss_of(daemon.pid());
+  const uint64_t peak = resident_bytes(daemon.pid());
   ASSERT_GT(peak, before + (64u << 20)) << "the burst did not raise the RSS enough to measure";
 
   const size_t log_mark = daemon.daemon_log().size();
@@ -67,7 +47,7 @@ TEST(MemoryReturn, MemoryOfABurstOfLargeApprovalsIsGivenBackAfterTheyAreAnswered
   for (auto& call : calls) ASSERT_TRUE(call->wait());
   calls.clear();
   ASSERT_TRUE(wait_for_log(daemon, "returned freed memory to the system", log_mark)) << daemon.daemon_log();
-  const uint64_t after = rss_of(daemon.pid());
+  const uint64_t after = resident_bytes(daemon.pid());
   std::printf("RSS: %llu MiB before the burst, %llu MiB at its peak, %llu MiB after it was answered\n",
               static_cast<unsigned long long>(before >> 20), static_cast<unsigned long long>(peak >> 20),
               static_cast<unsigned long long>(after >> 20));
