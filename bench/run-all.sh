@@ -62,6 +62,7 @@ run_if "$HERE/policy/run.sh" "policy loading" "$HERE/policy/run.sh" "$BUILD_DIR"
 run_if "$HERE/scale/run.sh" "scale" "$HERE/scale/run.sh" "$BUILD_DIR"
 run_if "$BUILD_DIR/bin/sessions_bench" "durable sessions" "$HERE/sessions/run.sh" "$BUILD_DIR" 100 3
 run_if "$HERE/approvals/pending_memory.sh" "pending approval memory" "$HERE/approvals/pending_memory.sh" "$BUILD_DIR" 20
+run_if "$HERE/exec_supervision/run.sh" "exec supervision" "$HERE/exec_supervision/run.sh" "$BUILD_DIR" 2000 --build
 
 python3 "$HERE/report.py" "$CODEXD_BENCH_CSV" "$RESULTS_DIR" | tee -a "$LOG"
 if ((${#failed[@]})); then

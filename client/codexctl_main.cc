@@ -187,6 +187,11 @@ int run(int argc, char** argv) {
   kill_cmd->add_option("--grace-ms", grace_ms, "For term: delay before SIGKILL (default 2000)");
   kill_cmd->callback([&] { result = run_kill(options, session_id, signal, grace_ms); });
 
+  auto* trace_cmd = app.add_subcommand(
+      "trace", "Every program a supervised session started, under its parent, with the rules' verdict ([exec] exec_supervision)");
+  trace_cmd->add_option("id", session_id, "Session id")->required();
+  trace_cmd->callback([&] { result = run_trace(options, session_id); });
+
   app.add_subcommand("mcp", "Serve the Model Context Protocol on stdin/stdout (exec_command, write_stdin, list_sessions, kill_session) for an agent")
       ->callback([&] { result = codexd::client::mcp::serve_stdio(options); });
   app.add_subcommand("status", "Show the daemon's status (policy, sandbox, sessions)")->callback([&] { result = run_status(options); });

@@ -45,6 +45,8 @@ int run_write(const ClientOptions& options, int session_id, const std::string& t
 // --from-offset: re-read the stream from that offset (Poll.from_offset).
 int run_poll(const ClientOptions& options, int session_id, uint32_t yield_ms, std::optional<uint64_t> from_offset);
 int run_kill(const ClientOptions& options, int session_id, const std::string& signal, std::optional<uint32_t> grace_ms);
+// A supervised session's execs, each under its parent's (Exec.GetTrace); --json: the response.
+int run_trace(const ClientOptions& options, int session_id);
 int run_status(const ClientOptions& options);
 int run_reload(const ClientOptions& options);
 // Restart the daemon in place keeping its sessions, and wait up to `timeout_ms` for the new

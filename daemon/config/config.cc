@@ -339,6 +339,10 @@ void read_daemon(TableReader& r, Config& c) {
   r.read_path("state_dir", d.state_dir);
 }
 
+std::vector<std::pair<std::string, ExecSupervision>> exec_supervision_choices() {
+  return {{"off", ExecSupervision::kOff}, {"audit", ExecSupervision::kAudit}, {"enforce", ExecSupervision::kEnforce}};
+}
+
 void read_exec(TableReader& r, Config& c) {
   ExecSection& e = c.exec;
   r.read_path("default_shell", e.default_shell);
@@ -352,6 +356,7 @@ void read_exec(TableReader& r, Config& c) {
   r.read("durable_sessions", e.durable_sessions);
   r.read("keep_sessions_on_stop", e.keep_sessions_on_stop);
   r.read_path("shim_path", e.shim_path);
+  r.read_choice("exec_supervision", e.exec_supervision, exec_supervision_choices());
 }
 
 // [environment] set = { NAME = "value" }
@@ -557,6 +562,8 @@ void read_agents(TableReader& agents, Config& c) {
       r.read("network_limited", limited);
       o.network_limited = limited;
     }
+    ExecSupervision supervision{};
+    if (r.read_choice("exec_supervision", supervision, exec_supervision_choices())) o.exec_supervision = supervision;
     read_limit_keys(r, "", o.budget);
     c.agents[agent] = o;
   }
@@ -621,6 +628,20 @@ policy::ApprovalPolicy Config::approval_policy_for(const std::string& agent_id) 
 sandbox::NetworkMode Config::network_mode_for(const std::string& agent_id) const {
   auto it = agents.find(agent_id);
   return it != agents.end() && it->second.network ? *it->second.network : sandbox.policy.network;
+}
+
+ExecSupervision Config::exec_supervision_for(const std::string& agent_id) const {
+  auto it = agents.find(agent_id);
+  return it != agents.end() && it->second.exec_supervision ? *it->second.exec_supervision : exec.exec_supervision;
+}
+
+const char* exec_supervision_name(ExecSupervision mode) {
+  switch (mode) {
+    case ExecSupervision::kOff: return "off";
+    case ExecSupervision::kAudit: return "audit";
+    case ExecSupervision::kEnforce: return "enforce";
+  }
+  return "off";
 }
 
 bool Config::network_limited_for(const std::string& agent_id) const {

@@ -50,6 +50,9 @@ struct DaemonSection {
   std::string state_dir;
 };
 
+enum class ExecSupervision { kOff, kAudit, kEnforce };
+const char* exec_supervision_name(ExecSupervision mode);  // "off" | "audit" | "enforce"
+
 struct ExecSection {
   std::string default_shell = "/bin/bash";
   bool allow_login_shell = true;
@@ -66,6 +69,9 @@ struct ExecSection {
   // --keep-sessions always keep them).
   bool keep_sessions_on_stop = false;
   std::string shim_path;  // "" = codexd-shim next to the codexd executable
+  // Exec supervision (docs/sandbox.md): every program a sandboxed command starts is checked
+  // against the rules (enforce), only recorded (audit), or not seen (off).
+  ExecSupervision exec_supervision = ExecSupervision::kOff;
 };
 
 struct PolicySection {
@@ -142,6 +148,7 @@ struct AgentOverride {
   std::vector<policy::HostPattern> network_allow;             // in addition to [network]
   std::vector<policy::HostPattern> network_deny;
   std::optional<bool> network_limited;                        // unset: network.limited
+  std::optional<ExecSupervision> exec_supervision;            // unset: exec.exec_supervision
   limits::ResourceLimits budget;  // set fields replace limits.agent_* for this agent
 };
 
@@ -189,6 +196,9 @@ struct Config {
   // Whether `agent_id`'s plain HTTP is limited to GET/HEAD/OPTIONS (and tunnels refused): its
   // [agents."<id>"] network_limited, else network.limited.
   bool network_limited_for(const std::string& agent_id) const;
+  // Exec supervision of `agent_id`'s sandboxed commands: its [agents."<id>"] exec_supervision,
+  // else exec.exec_supervision.
+  ExecSupervision exec_supervision_for(const std::string& agent_id) const;
   // The budget of `agent_id`'s commands together: limits.agent_* with its [agents."<id>"] keys.
   limits::ResourceLimits agent_budget_for(const std::string& agent_id) const;
 };

@@ -345,11 +345,14 @@ Result<std::unique_ptr<limits::ResourceGroup>> ExecEngine::adopt_group(const Ses
 }
 
 std::string ExecEngine::adopt_proxy(Session& session, const shim::ShimState& state, UniqueFd relay,
-                                    ProxyChannelSink* proxy_channels) {
+                                    SandboxChannelSink* channels) {
   const SessionMetadata& m = session.metadata();
   if (relay.valid()) {
-    if (proxy_channels == nullptr) return "adopted without its network proxy (the proxy is not running in this daemon)";
-    session.hold_until_exit(proxy_channels->accept_channel(std::move(relay), {m.owner_uid, m.agent_id, m.id, shell_join(m.argv)}));
+    if (channels == nullptr) {
+      return "adopted without its sandbox channel (neither the network proxy nor exec supervision runs in this daemon)";
+    }
+    session.hold_until_exit(
+        channels->accept_channel(std::move(relay), {m.owner_uid, m.agent_id, m.id, shell_join(m.argv), /*adopted=*/true}));
     return "";
   }
   // A shim of protocol 2 on relays the ports for as long as the command runs; an older one
@@ -361,7 +364,7 @@ std::string ExecEngine::adopt_proxy(Session& session, const shim::ShimState& sta
   return "";
 }
 
-AdoptionReport ExecEngine::adopt_sessions(ProxyChannelSink* proxy_channels) {
+AdoptionReport ExecEngine::adopt_sessions(SandboxChannelSink* channels) {
   AdoptionReport report;
   if (!options_.shim) return report;
   const std::string& base = options_.shim->sessions_dir;
@@ -411,7 +414,7 @@ AdoptionReport ExecEngine::adopt_sessions(ProxyChannelSink* proxy_channels) {
       lose(adopted.message());
       continue;
     }
-    if (std::string why = adopt_proxy(*session, state, std::move(proxy_relay), proxy_channels); !why.empty()) {
+    if (std::string why = adopt_proxy(*session, state, std::move(proxy_relay), channels); !why.empty()) {
       report.degraded.push_back("session " + name + ": " + why);
     }
     ++report.adopted;

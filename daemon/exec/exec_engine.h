@@ -128,16 +128,16 @@ class ExecEngine {
   size_t detach_all();
   // Start-up: reconnects to every shim in options.shim->sessions_dir and stores its session
   // under its old id. A session that cannot be adopted is reported (and its command ended
-  // when its shim still runs), never fatal. The proxy ports a shim keeps for a sandbox in
-  // network mode proxy go to `proxy_channels` (null: no proxy here; reported as degraded).
-  AdoptionReport adopt_sessions(ProxyChannelSink* proxy_channels = nullptr);
+  // when its shim still runs), never fatal. The sandbox handover a shim keeps (the proxy
+  // ports, the exec listener) goes to `channels` (null: nobody here; reported as degraded).
+  AdoptionReport adopt_sessions(SandboxChannelSink* channels = nullptr);
 
  private:
   Result<std::shared_ptr<Session>> spawn_session(SessionMetadata metadata, const LaunchSpec& launch);
   Result<std::unique_ptr<limits::ResourceGroup>> adopt_group(const SessionRecord& record, const shim::ShimState& state);
-  // What of the proxy a shim relays can be served again; why not, or "" when all is well.
+  // What of the sandbox's handover a shim relays can be served again; why not, or "" when all is well.
   static std::string adopt_proxy(Session& session, const shim::ShimState& state, UniqueFd relay,
-                                 ProxyChannelSink* proxy_channels);
+                                 SandboxChannelSink* channels);
   Result<std::shared_ptr<Session>> spawn_durable(SessionMetadata metadata, const LaunchSpec& launch,
                                                  posix::SpawnRequest request, const ChannelOwner& owner,
                                                  std::unique_ptr<limits::ResourceGroup> group);

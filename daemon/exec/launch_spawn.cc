@@ -27,10 +27,12 @@ posix::SpawnRequest spawn_request(const LaunchSpec& launch, posix::StdioMode std
 Result<LaunchedProcess> spawn_launch(const LaunchSpec& launch, posix::SpawnRequest request, const ChannelOwner& owner,
                                      const Spawner& spawner) {
   posix::SocketPair channel;
-  if (launch.proxy_channel) {
-    if (!launch.proxy_channels) {
-      return FailedPrecondition("network mode proxy needs the daemon's network proxy, which is not running here");
+  if (launch.channel.any()) {
+    if (!launch.channels) {
+      return FailedPrecondition(launch.channel.proxy ? "network mode proxy needs the daemon's network proxy, which is not running here"
+                                                     : "exec supervision is not running in this daemon");
     }
+    CODEXD_RETURN_IF_ERROR(launch.channels->ready_for(launch.channel));
     CODEXD_ASSIGN_OR_RETURN(channel, posix::make_seqpacket_pair());
     request.pass_fd = channel.second.get();
   }
@@ -38,7 +40,7 @@ Result<LaunchedProcess> spawn_launch(const LaunchSpec& launch, posix::SpawnReque
   CODEXD_ASSIGN_OR_RETURN(launched.process, spawner ? spawner(request, channel.first) : posix::spawn_process(request));
   // The child holds its own copy now; ours must not linger (the peer would never see EOF).
   channel.second.reset();
-  if (launch.proxy_channel) launched.keepalive = launch.proxy_channels->accept_channel(std::move(channel.first), owner);
+  if (launch.channel.any()) launched.keepalive = launch.channels->accept_channel(std::move(channel.first), owner);
   if (launch.private_tmp_lease) {
     using Both = std::pair<std::shared_ptr<void>, std::shared_ptr<const void>>;
     launched.keepalive = std::make_shared<Both>(std::move(launched.keepalive), launch.private_tmp_lease);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/exec/proxy_channel.h"
+#include "daemon/exec/sandbox_channel.h"
 #include "platform/limits/limits.h"
 #include "platform/posix/spawn.h"
 #include "platform/sandbox/sandbox.h"
@@ -25,10 +25,10 @@ struct LaunchSpec {
   sandbox::Backend sandbox = sandbox::Backend::kNone;  // what confines it, for status and results
   bool forwards_signals = false;   // LaunchPlan::forwards_signals
   sandbox::NetworkMode network = sandbox::NetworkMode::kOff;  // what the sandbox gives it
-  // Network mode proxy: the launcher expects the proxy channel as descriptor 3
-  // (LaunchPlan::proxy_channel_fd), and its daemon end goes to `proxy_channels`.
-  bool proxy_channel = false;
-  std::shared_ptr<ProxyChannelSink> proxy_channels;
+  // Network mode proxy or exec supervision: the launcher expects the sandbox's channel as
+  // descriptor 3 (LaunchPlan::channel_fd), and its daemon end goes to `channels`.
+  ChannelContents channel;
+  std::shared_ptr<SandboxChannelSink> channels;
   // Held while the process runs: the agent's private /tmp is not removed meanwhile.
   std::shared_ptr<const void> private_tmp_lease;
   // Resource limits: the command's own, and the budget its agent's commands share.

@@ -17,6 +17,8 @@
 #include <spdlog/spdlog.h>
 #include <vector>
 
+#include "base/utf8.h"
+
 #ifdef CODEXD_HAVE_SYSTEMD
 #include <systemd/sd-journal.h>
 #endif
@@ -170,6 +172,28 @@ void AuditLog::record(const NetworkAuditRecord& r) {
   line["bytes_down"] = r.bytes_down;
   line["duration_ms"] = r.duration_ms;
   if (!r.error.empty()) line["error"] = r.error;
+  emit(line);
+}
+
+void AuditLog::record(const ExecAuditRecord& r) {
+  if (!logger_ && !journald_) return;
+  constexpr size_t kWordBytes = 256;
+  constexpr size_t kWords = 64;
+  nlohmann::ordered_json line = line_head("exec", r.agent_id, r.uid);
+  line["session_id"] = r.session_id;
+  line["pid"] = r.pid;
+  line["parent_pid"] = r.parent_pid;
+  if (r.traced_parent_pid != 0 && r.traced_parent_pid != r.parent_pid) line["traced_parent_pid"] = r.traced_parent_pid;
+  line["path"] = utf8_lossy(r.path.substr(0, 4096));
+  nlohmann::ordered_json words = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < r.argv.size() && i < kWords; ++i) words.push_back(utf8_lossy(r.argv[i].substr(0, kWordBytes)));
+  line["argv"] = std::move(words);
+  if (r.argv.size() > kWords) line["argv_more"] = r.argv.size() - kWords;
+  line["command"] = r.command;
+  line["decision"] = r.decision;
+  line["outcome"] = r.outcome;
+  if (!r.rule.empty()) line["rule"] = r.rule;
+  line["mode"] = r.mode;
   emit(line);
 }
 

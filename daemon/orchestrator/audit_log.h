@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "platform/limits/limits.h"
@@ -62,6 +63,27 @@ struct NetworkAuditRecord {
   std::string error;
 };
 
+// One program started inside a supervised sandbox (exec supervision). The program and its
+// words are recorded (that is the point of the trace), the environment never; each word is cut
+// at 256 bytes and the list at 64 words, so a line stays small.
+struct ExecAuditRecord {
+  std::string agent_id;
+  uid_t uid = 0;
+  int session_id = 0;     // 0: a one-shot command
+  pid_t pid = 0;          // in the daemon's pid namespace
+  pid_t parent_pid = 0;
+  // The nearest ancestor with an exec of its own in this sandbox (a subshell that only forked
+  // sits between), 0 if none: where the exec hangs in `codexctl trace`.
+  pid_t traced_parent_pid = 0;
+  std::string path;
+  std::vector<std::string> argv;
+  bool command = false;   // the sandbox's own command (admitted before it ran), not a nested exec
+  std::string decision;   // allow | forbidden | prompt
+  std::string outcome;    // ran | refused | approved | denied | would_refuse | would_ask
+  std::string rule;       // the deciding rule, "" when none matched
+  std::string mode;       // audit | enforce
+};
+
 // Something that happened to the daemon itself (a restart that adopted sessions).
 struct DaemonAuditRecord {
   std::string event;   // restart
@@ -93,6 +115,7 @@ class AuditLog {
   void record(const AuditRecord& record);
   void record(const NetworkAuditRecord& record);  // thread-safe, like record(AuditRecord)
   void record(const DaemonAuditRecord& record);
+  void record(const ExecAuditRecord& record);
   void record(const ApprovalStateAuditRecord& record);
   std::string hash_call_id(const std::string& call_id) const;
   void flush();

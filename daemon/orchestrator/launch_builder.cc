@@ -46,7 +46,10 @@ Result<sandbox::SandboxSpec> LaunchBuilder::resolve_sandbox(const sandbox::Sandb
     context.tmpdir_env = tmp->second;
   }
   if (!deps_.socket_dir.empty()) context.masked_paths.push_back(deps_.socket_dir);
-  return sandbox::resolve_sandbox_spec(policy, context);
+  CODEXD_ASSIGN_OR_RETURN(sandbox::SandboxSpec spec, sandbox::resolve_sandbox_spec(policy, context));
+  spec.supervise_exec = deps_.config->exec_supervision_for(agent_id) != config::ExecSupervision::kOff &&
+                        spec.mode != sandbox::SandboxMode::kDangerFullAccess;
+  return spec;
 }
 
 std::vector<std::string> LaunchBuilder::environment(const RunAs& run_as, const LaunchInput& input) const {
@@ -103,11 +106,11 @@ Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::San
   built.spec.sandbox = plan->backend;
   built.spec.forwards_signals = plan->forwards_signals;
   built.spec.network = plan->backend == sandbox::Backend::kNone ? sandbox::NetworkMode::kHost : spec.network;
-  built.spec.proxy_channel = plan->proxy_channel_fd >= 0;
+  built.spec.channel = {plan->channel_fd >= 0 && spec.network == sandbox::NetworkMode::kProxy, plan->supervises_exec};
   if (plan->backend != sandbox::Backend::kNone && spec.private_tmp && deps_.private_tmp) {
     built.spec.private_tmp_lease = deps_.private_tmp->lease(*spec.private_tmp);
   }
-  if (built.spec.proxy_channel) built.spec.proxy_channels = deps_.proxy_channels;
+  if (built.spec.channel.any()) built.spec.channels = deps_.channels;
   apply_limits(input, built.spec);
   built.plan = std::move(plan).value();
   return built;

@@ -33,9 +33,10 @@ struct LaunchBuilderDeps {
   const sandbox::SandboxManager* sandbox = nullptr;  // the daemon's probed manager
   exec::EnvMap base_env;   // user mode: what `inherit` starts from (the daemon's environment)
   std::string socket_dir;  // codexd's socket directory: masked in every sandbox
-  // Where launches in network mode proxy hand their proxy channel (the daemon's proxy). Null:
-  // such a launch is built (dry runs print it) but cannot start.
-  std::shared_ptr<exec::ProxyChannelSink> proxy_channels;
+  // Where launches in network mode proxy or under exec supervision hand their sandbox's channel
+  // (the daemon's proxy and exec supervisor). Null: such a launch is built (dry runs print it)
+  // but cannot start.
+  std::shared_ptr<exec::SandboxChannelSink> channels;
   // Makes and keeps the agents' private /tmp directories. Null with sandbox.private_tmp on:
   // plans name the directory without making it (codexd --print-sandbox-plan).
   std::shared_ptr<PrivateTmpStore> private_tmp;

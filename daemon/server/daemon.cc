@@ -61,6 +61,7 @@
 #include "daemon/server/protobuf_log.h"
 #include "daemon/server/rpc_log.h"
 #include "daemon/server/network_plane.h"
+#include "daemon/server/sandbox_channels.h"
 #include "daemon/server/peer_registry.h"
 #include "daemon/server/policy_service.h"
 #include "daemon/server/sandbox_service.h"
@@ -259,6 +260,8 @@ struct Core {
   std::unique_ptr<exec::ExecEngine> engine;
   std::unique_ptr<orchestrator::ApprovalBroker> broker;
   std::unique_ptr<orchestrator::ApprovalCache> cache;
+  std::shared_ptr<orchestrator::ExecSupervisor> exec_supervisor;
+  std::shared_ptr<exec::SandboxChannelSink> sandbox_channels;  // proxy ports and exec listeners
   std::shared_ptr<orchestrator::PrivateTmpStore> private_tmp;
   std::unique_ptr<orchestrator::LaunchBuilder> launches;
   std::unique_ptr<orchestrator::Orchestrator> orchestrator;
@@ -502,7 +505,7 @@ struct Daemon::Impl {
 // Before anything is served: the sessions a previous daemon left to their shims.
 void Daemon::Impl::adopt_sessions() {
   const auto began = std::chrono::steady_clock::now();
-  exec::AdoptionReport report = core.engine->adopt_sessions(network->channels().get());
+  exec::AdoptionReport report = core.engine->adopt_sessions(core.sandbox_channels.get());
   const auto took_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
   for (const auto& lost : report.lost) spdlog::warn("sessions: not adopted: {}", lost);
   for (const auto& degraded : report.degraded) spdlog::warn("sessions: {}", degraded);
@@ -534,9 +537,12 @@ void Daemon::Impl::build_core() {
       orchestrator::NetworkDeciderDeps{&io, &config, policies.get(), core.broker.get(),
                                        amend_file.empty() ? RememberHost{} : make_host_amender(appender, amend_file)},
       audit.get());
+  core.exec_supervisor = std::make_shared<orchestrator::ExecSupervisor>(
+      orchestrator::ExecSupervisorDeps{&io, &config, policies.get(), core.broker.get(), audit.get()});
+  core.sandbox_channels = make_sandbox_channels(io, network->channels(), core.exec_supervisor);
   core.launches = std::make_unique<orchestrator::LaunchBuilder>(orchestrator::LaunchBuilderDeps{
       &config, sandbox.get(), exec::current_process_environment(), socket_path.substr(0, socket_path.rfind('/')),
-      network->channels(), /*private_tmp=*/nullptr});
+      core.sandbox_channels, /*private_tmp=*/nullptr});
   if (config.sandbox.private_tmp) {
     core.private_tmp = std::make_shared<orchestrator::PrivateTmpStore>(
         io, blocking,
@@ -577,7 +583,8 @@ void Daemon::Impl::build_services() {
   exec_service = std::make_unique<ExecService>(context, ExecDeps{.config = &config,
                                                                   .engine = core.engine.get(),
                                                                   .runner = core.runner.get(),
-                                                                  .may_run_commands = may_run_commands});
+                                                                  .may_run_commands = may_run_commands,
+                                                                  .supervisor = core.exec_supervisor.get()});
   approvals_service = std::make_unique<ApprovalsService>(context, *core.broker);
   policy_service = std::make_unique<PolicyService>(context, PolicyDeps{.config = &config, .policies = policies.get()});
   admin_service = std::make_unique<AdminService>(
@@ -614,7 +621,8 @@ Status Daemon::Impl::start_metrics() {
                          .policies = policies.get(),
                          .network = network.get(),
                          .limits = limits.get(),
-                         .relays = relays.get()};
+                         .relays = relays.get(),
+                         .supervisor = core.exec_supervisor.get()};
   auto gather = [this, sources](std::function<void(std::string)> reply) {
     boost::asio::post(io, [sources, reply = std::move(reply)] { reply(metrics_report(sources)); });
   };

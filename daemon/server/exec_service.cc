@@ -1,5 +1,6 @@
 #include "daemon/server/exec_service.h"
 
+#include "base/utf8.h"
 #include "daemon/exec/truncation.h"
 #include "daemon/exec/yield_clamps.h"
 #include "daemon/server/attach_reactor.h"
@@ -11,6 +12,29 @@ namespace codexd::server {
 namespace {
 
 exec::Requester requester_of(const orchestrator::Caller& caller) { return exec::Requester{caller.uid, caller.is_admin}; }
+
+void fill_trace(int session_id, const orchestrator::ExecTrace& trace, v1::GetTraceResponse* out) {
+  out->set_session_id(session_id);
+  out->set_mode(trace.mode);
+  out->set_dropped(trace.dropped);
+  out->set_ended(trace.ended);
+  out->set_agent_id(trace.agent_id);
+  out->set_owner_uid(trace.uid);
+  for (const orchestrator::TracedExec& traced : trace.execs) {
+    const orchestrator::ExecAuditRecord& r = traced.record;
+    v1::TracedExec* e = out->add_execs();
+    e->set_at_unix_ms(traced.at_unix_ms);
+    e->set_pid(r.pid);
+    e->set_parent_pid(r.parent_pid);
+    e->set_traced_parent_pid(r.traced_parent_pid);
+    e->set_path(utf8_lossy(r.path));
+    for (const std::string& word : r.argv) e->add_argv(utf8_lossy(word));
+    e->set_command(r.command);
+    e->set_decision(r.decision);
+    e->set_outcome(r.outcome);
+    e->set_rule(utf8_lossy(r.rule));
+  }
+}
 
 uint32_t max_tokens(bool has, uint32_t value) { return has ? value : exec::kDefaultMaxOutputTokens; }
 
@@ -181,6 +205,30 @@ grpc::ServerUnaryReactor* ExecService::ListSessions(grpc::CallbackServerContext*
   }
   on_core(core_, [this, reactor, response, requester = requester_of(*caller), all = request->all_users()] {
     for (const auto& s : deps_.engine->list(requester, all)) fill_session_info(*s, response->add_sessions());
+    reactor->finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ExecService::GetTrace(grpc::CallbackServerContext* ctx, const v1::GetTraceRequest* request,
+                                                v1::GetTraceResponse* response) {
+  auto [reactor, caller] = begin_unary(core_, ctx);
+  if (!caller) return reactor;
+  if (Status st = validate_session_id(request->session_id()); !st.ok()) {
+    reactor->finish(st);
+    return reactor;
+  }
+  on_core(core_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id()] {
+    if (deps_.supervisor == nullptr) {
+      reactor->finish(Unimplemented("exec supervision is not part of this daemon"));
+      return;
+    }
+    Result<const orchestrator::ExecTrace*> trace = deps_.supervisor->trace(id, requester.uid, requester.is_admin);
+    if (!trace.ok()) {
+      reactor->finish(trace.status());
+      return;
+    }
+    fill_trace(id, **trace, response);
     reactor->finish(grpc::Status::OK);
   });
   return reactor;

@@ -9,6 +9,7 @@
 #include "daemon/config/config.h"
 #include "daemon/exec/exec_engine.h"
 #include "daemon/orchestrator/command_runner.h"
+#include "daemon/orchestrator/exec_supervisor.h"
 #include "daemon/server/raw_unary.h"
 #include "daemon/server/server_context.h"
 
@@ -19,6 +20,7 @@ struct ExecDeps {
   exec::ExecEngine* engine = nullptr;             // the sessions
   orchestrator::CommandRunner* runner = nullptr;  // ExecCommand, RunCommand
   std::function<bool(uid_t)> may_run_commands;    // user mode: only the daemon's own uid (and root)
+  const orchestrator::ExecSupervisor* supervisor = nullptr;  // GetTrace; null: no traces
 };
 
 class ExecService final : public v1::Exec::CallbackService {
@@ -32,6 +34,7 @@ class ExecService final : public v1::Exec::CallbackService {
     MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "RunCommand"), raw_unary_handler(this, &ExecService::RunCommand));
     MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "SendInput"), raw_unary_handler(this, &ExecService::SendInput));
     MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "ResizeTerminal"), raw_unary_handler(this, &ExecService::ResizeTerminal));
+    MarkMethodRawCallback(raw_method_index(v1::Exec::service_full_name(), "GetTrace"), raw_unary_handler(this, &ExecService::GetTrace));
   }
 
   grpc::ServerUnaryReactor* ExecCommand(grpc::CallbackServerContext* ctx, const v1::ExecCommandRequest* request,
@@ -52,6 +55,8 @@ class ExecService final : public v1::Exec::CallbackService {
                                       v1::SendInputResponse* response) override;
   grpc::ServerUnaryReactor* ResizeTerminal(grpc::CallbackServerContext* ctx, const v1::ResizeTerminalRequest* request,
                                            v1::ResizeTerminalResponse* response) override;
+  grpc::ServerUnaryReactor* GetTrace(grpc::CallbackServerContext* ctx, const v1::GetTraceRequest* request,
+                                     v1::GetTraceResponse* response) override;
 
  private:
   const CoreContext& core_;

@@ -125,6 +125,17 @@ std::string metrics_report(const MetricsSources& s) {
                "Client connections closed for their HTTP/2 frames (an oversized header block, a forbidden frame sequence).",
                static_cast<double>(s.relays->refused()));
   }
+  if (s.supervisor) {
+    const auto& counts = s.supervisor->counts();
+    out.single("codexd_nested_execs_total", "counter",
+               "Programs started inside supervised sandboxes (not their commands), decided by the rules.",
+               static_cast<double>(counts.execs));
+    out.single("codexd_nested_execs_refused_total", "counter",
+               "Nested execs refused (a forbidden rule, a denied or unanswered approval, unreadable arguments).",
+               static_cast<double>(counts.refused));
+    out.single("codexd_nested_execs_asked_total", "counter", "Nested execs that asked a reviewer.",
+               static_cast<double>(counts.asked));
+  }
   if (s.limits) {
     out.single("codexd_limits_info", "gauge", "Always 1; the resource-limits mechanism as a label.", 1,
                {{"mechanism", limits::mechanism_name(s.limits->status().mechanism)}});

@@ -9,6 +9,7 @@
 #include "daemon/exec/exec_engine.h"
 #include "daemon/orchestrator/approval_broker.h"
 #include "daemon/orchestrator/command_runner.h"
+#include "daemon/orchestrator/exec_supervisor.h"
 #include "daemon/orchestrator/policy_store.h"
 #include "daemon/server/guarded_relay.h"
 #include "daemon/server/network_plane.h"
@@ -27,6 +28,7 @@ struct MetricsSources {
   const NetworkPlane* network = nullptr;        // null: no proxy
   const limits::LimitsManager* limits = nullptr;  // null: none
   const GuardedRelays* relays = nullptr;          // client connections; thread-safe counters
+  const orchestrator::ExecSupervisor* supervisor = nullptr;  // nested execs; null: none
 };
 
 // The exposition text. Core thread only.

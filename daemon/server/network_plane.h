@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "daemon/config/config.h"
-#include "daemon/exec/proxy_channel.h"
 #include "daemon/network/proxy_service.h"
 #include "daemon/orchestrator/audit_log.h"
 #include "daemon/orchestrator/network_decider.h"
+#include "daemon/server/proxy_channels.h"
 
 namespace codexd::server {
 
@@ -27,7 +27,7 @@ class NetworkPlane {
   NetworkPlane& operator=(const NetworkPlane&) = delete;
 
   // Where launches in network mode proxy hand their channel.
-  std::shared_ptr<exec::ProxyChannelSink> channels() const { return channels_; }
+  std::shared_ptr<ProxyChannels> channels() const { return channels_; }
   network::ProxyCounters counters() const { return proxy_->counters(); }
 
   void start();
@@ -39,7 +39,7 @@ class NetworkPlane {
   std::thread thread_;
   std::shared_ptr<orchestrator::NetworkDecider> decider_;
   std::unique_ptr<network::ProxyService> proxy_;
-  std::shared_ptr<exec::ProxyChannelSink> channels_;
+  std::shared_ptr<ProxyChannels> channels_;
 };
 
 }  // namespace codexd::server

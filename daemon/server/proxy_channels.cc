@@ -84,9 +84,9 @@ class Lease {
   std::shared_ptr<Handover> handover_;
 };
 
-class ProxyChannels final : public exec::ProxyChannelSink {
+class ProxyChannelsImpl final : public ProxyChannels {
  public:
-  ProxyChannels(asio::io_context& io, network::ProxyService& proxy) : io_(io), proxy_(proxy) {}
+  ProxyChannelsImpl(asio::io_context& io, network::ProxyService& proxy) : io_(io), proxy_(proxy) {}
 
   std::shared_ptr<void> accept_channel(UniqueFd channel, exec::ChannelOwner owner) override {
     network::ProxyOrigin origin{owner.uid, owner.agent_id, static_cast<uint64_t>(owner.session_id), owner.command};
@@ -102,8 +102,8 @@ class ProxyChannels final : public exec::ProxyChannelSink {
 
 }  // namespace
 
-std::shared_ptr<exec::ProxyChannelSink> make_proxy_channels(asio::io_context& network_io, network::ProxyService& proxy) {
-  return std::make_shared<ProxyChannels>(network_io, proxy);
+std::shared_ptr<ProxyChannels> make_proxy_channels(asio::io_context& network_io, network::ProxyService& proxy) {
+  return std::make_shared<ProxyChannelsImpl>(network_io, proxy);
 }
 
 }  // namespace codexd::server

@@ -37,6 +37,14 @@ bool seccomp_filters_available() {
   return ::syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
+// Exec supervision answers with SECCOMP_USER_NOTIF_FLAG_CONTINUE (Linux 5.5) and takes the
+// command's stderr with pidfd_getfd (5.6): a kernel that has pidfd_getfd has both.
+bool exec_supervision_available() {
+  uint32_t action = SECCOMP_RET_USER_NOTIF;
+  if (::syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) != 0) return false;
+  return ::syscall(SYS_pidfd_getfd, -1, 0, 0) != 0 && errno != ENOSYS;
+}
+
 std::string true_binary() {
   for (const char* candidate : {"/usr/bin/true", "/bin/true"}) {
     if (::access(candidate, X_OK) == 0) return candidate;
@@ -159,6 +167,7 @@ std::vector<CapabilityFact> capability_facts(const LinuxCapabilities& caps) {
       {"fresh /proc in sandbox", caps.proc_mount_usable ? "yes" : "no (fallback)"},
       {"landlock ABI", std::to_string(caps.landlock_abi)},
       {"seccomp", caps.seccomp_available ? "available" : "not available"},
+      {"exec supervision", caps.exec_supervision ? "available (seccomp user notification)" : "not available (needs Linux 5.6)"},
   };
 }
 
@@ -204,6 +213,7 @@ LinuxProbe probe_linux_sandbox(const SandboxManagerOptions& options, const Linux
   LinuxCapabilities& caps = probe.caps;
   caps.landlock_abi = landlock_abi_version();
   caps.seccomp_available = seccomp_filters_available();
+  caps.exec_supervision = caps.seccomp_available && exec_supervision_available();
   if (!caps.seccomp_available) report.warnings.push_back("seccomp filters are not available");
   probe_helper(helper_path, deadline, &probe);
   if (options.preference != BackendPreference::kLandlock) probe_bwrap(linux_options, deadline, &probe);
@@ -236,6 +246,7 @@ LinuxProbe probe_linux_sandbox(const SandboxManagerOptions& options, const Linux
   if (report.chosen == Backend::kNone) {
     report.warnings.push_back("no sandbox backend usable: every sandboxed command will be refused");
   }
+  report.exec_supervision = caps.exec_supervision && report.chosen != Backend::kNone;
   report.facts = capability_facts(caps);
   report.probe_millis = static_cast<int>(
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());

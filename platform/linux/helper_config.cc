@@ -63,10 +63,10 @@ std::optional<NetworkMode> parse_network_word(const std::string& word) {
 
 Result<int> parse_descriptor(const std::string& text) {
   if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) {
-    return InvalidArgument("--proxy-fd needs a descriptor number");
+    return InvalidArgument("--channel-fd needs a descriptor number");
   }
   int fd = std::stoi(text);
-  if (fd < 3) return InvalidArgument("--proxy-fd must be 3 or above");
+  if (fd < 3) return InvalidArgument("--channel-fd must be 3 or above");
   return fd;
 }
 
@@ -80,7 +80,8 @@ std::vector<std::string> render_helper_args(const HelperConfig& config) {
   }
   args.push_back(config.mode == HelperMode::kLandlock ? "--mode=landlock" : "--mode=bwrap");
   args.push_back("--network=" + std::string(network_word(config.network)));
-  if (config.proxy_fd >= 0) args.push_back("--proxy-fd=" + std::to_string(config.proxy_fd));
+  if (config.channel_fd >= 0) args.push_back("--channel-fd=" + std::to_string(config.channel_fd));
+  if (config.supervise_exec) args.push_back("--supervise-exec");
   if (config.block_unix_sockets) args.push_back("--block-unix-sockets");
   if (config.init) args.push_back("--init");
   for (const PathOption& option : kPathOptions) {
@@ -120,8 +121,10 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
       if (!mode) return InvalidArgument("--network must be off, proxy or host");
       config.network = *mode;
       saw_network = true;
-    } else if (take_value(arg, "--proxy-fd=", &value)) {
-      CODEXD_ASSIGN_OR_RETURN(config.proxy_fd, parse_descriptor(value));
+    } else if (take_value(arg, "--channel-fd=", &value)) {
+      CODEXD_ASSIGN_OR_RETURN(config.channel_fd, parse_descriptor(value));
+    } else if (arg == "--supervise-exec") {
+      config.supervise_exec = true;
     } else if (arg == "--init") {
       config.init = true;
     } else if (arg == "--block-unix-sockets") {
@@ -139,8 +142,8 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
   // Every security-relevant choice must be explicit: a truncated argv must not default to a
   // weaker sandbox.
   if (!saw_mode || !saw_network) return InvalidArgument("--mode and --network are required");
-  if ((config.network == NetworkMode::kProxy) != (config.proxy_fd >= 0)) {
-    return InvalidArgument("--proxy-fd is required with --network=proxy and refused otherwise");
+  if ((config.network == NetworkMode::kProxy || config.supervise_exec) != (config.channel_fd >= 0)) {
+    return InvalidArgument("--channel-fd is required with --network=proxy or --supervise-exec and refused otherwise");
   }
   config.command.assign(args.begin() + static_cast<long>(i), args.end());
   if (config.command.empty()) return InvalidArgument("no command after --");

@@ -2,8 +2,8 @@
 // renders a HelperConfig into argv; codexd-sandbox-helper parses it back. Keeping both
 // directions here means they cannot drift apart.
 //
-//   codexd-sandbox-helper --mode=bwrap|landlock --network=off|proxy|host [--proxy-fd=N]
-//       [--block-unix-sockets]
+//   codexd-sandbox-helper --mode=bwrap|landlock --network=off|proxy|host [--channel-fd=N]
+//       [--supervise-exec] [--block-unix-sockets]
 //       [--write=DIR]... [--read-only=PATH]... [--no-read=PATH]... [--write-file=FILE]...
 //       [--setenv=NAME=VALUE]... [--init] -- COMMAND [ARGS...]
 //   codexd-sandbox-helper --self-test
@@ -22,13 +22,18 @@ enum class HelperMode { kBwrap, kLandlock };
 struct HelperConfig {
   HelperMode mode = HelperMode::kBwrap;
   NetworkMode network = NetworkMode::kOff;
-  // kProxy only (and then required): the channel to the daemon's proxy. The helper opens the
-  // proxy ports (kNamespaceProxyPorts with bwrap, ephemeral ports with Landlock), sends their
-  // listening sockets over it and closes it before the command starts.
-  int proxy_fd = -1;
+  // The channel to the daemon (required with kProxy or supervise_exec, refused otherwise): the
+  // helper sends one message over it before the command starts and closes it (sandbox_channel.h).
+  // kProxy: the listening sockets of the proxy ports (kNamespaceProxyPorts with bwrap,
+  // ephemeral ports with Landlock); supervise_exec: the seccomp listener of every execve.
+  int channel_fd = -1;
   // Refuse socket(AF_UNIX) and AF_UNIX datagram socketpairs: set when the filesystem view
   // cannot hide host sockets (Landlock has no mount namespace).
   bool block_unix_sockets = false;
+  // Every execve/execveat of the command and its descendants waits for the daemon's answer
+  // (seccomp user notification, listener sent over the channel); creating another listener is
+  // refused, so nothing inside can answer for the daemon.
+  bool supervise_exec = false;
   // Landlock only: write is granted below `writable` except below `read_only`; read is
   // granted everywhere except below `unreadable`; `writable_files` are single files.
   std::vector<std::string> writable;

@@ -19,6 +19,7 @@ struct LinuxCapabilities {
   bool proc_mount_usable = false;        // bwrap can mount a fresh /proc (else the no-/proc fallback)
   int landlock_abi = 0;
   bool seccomp_available = false;
+  bool exec_supervision = false;  // seccomp user notification with CONTINUE, and pidfd_getfd
 };
 
 struct LinuxSandboxOptions {

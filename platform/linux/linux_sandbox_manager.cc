@@ -85,7 +85,8 @@ Result<HelperLaunch> prepare_helper(const std::string& helper, const SandboxSpec
   launch.env = split_loader_environment(request.env);
   launch.config.mode = mode;
   launch.config.network = spec.network;
-  if (spec.network == NetworkMode::kProxy) launch.config.proxy_fd = posix::kPassedFdNumber;
+  launch.config.supervise_exec = spec.supervise_exec;
+  if (spec.network == NetworkMode::kProxy || spec.supervise_exec) launch.config.channel_fd = posix::kPassedFdNumber;
   launch.config.deferred_env = launch.env.deferred;
   launch.config.command = request.argv;
   return launch;
@@ -110,7 +111,8 @@ LaunchPlan confined_plan(Backend backend, std::vector<std::string> argv, const H
     plan.env = with_private_tmpdir(std::move(plan.env), backend == Backend::kLinuxBwrap ? "/tmp" : *spec.private_tmp);
   }
   plan.cwd = request.cwd;
-  plan.proxy_channel_fd = launch.config.proxy_fd;
+  plan.channel_fd = launch.config.channel_fd;
+  plan.supervises_exec = launch.config.supervise_exec;
   return plan;
 }
 

@@ -1,5 +1,6 @@
 #include "platform/linux/seccomp_filter.h"
 
+#include <fcntl.h>
 #include <seccomp.h>
 
 #include <cstring>
@@ -31,7 +32,7 @@ Status libseccomp_error(const std::string& what, int rc) {
 
 }  // namespace
 
-Status install_seccomp_filter(const HelperConfig& config, bool build_only) {
+Status install_seccomp_filter(const HelperConfig& config, bool build_only, UniqueFd* exec_listener) {
   FilterPtr ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return Internal("seccomp_init failed");
   int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
@@ -49,9 +50,22 @@ Status install_seccomp_filter(const HelperConfig& config, bool build_only) {
                                 conditions.empty() ? nullptr : conditions.data());
     if (rc != 0) return libseccomp_error(std::string("rule for ") + rule.syscall, rc);
   }
+  if (config.supervise_exec) {
+    for (int call : {SCMP_SYS(execve), SCMP_SYS(execveat)}) {
+      rc = seccomp_rule_add(ctx.get(), SCMP_ACT_NOTIFY, call, 0);
+      if (rc != 0) return libseccomp_error("exec notification rule", rc);
+    }
+  }
   if (build_only) return Status::Ok();
   rc = seccomp_load(ctx.get());
   if (rc != 0) return libseccomp_error("load", rc);
+  if (config.supervise_exec) {
+    if (exec_listener == nullptr) return Internal("seccomp: exec supervision without a place for its listener");
+    rc = seccomp_notify_fd(ctx.get());
+    if (rc < 0) return libseccomp_error("exec listener", rc);
+    *exec_listener = UniqueFd(rc);
+    if (::fcntl(rc, F_SETFD, FD_CLOEXEC) != 0) return Internal("seccomp: exec listener: close-on-exec failed");
+  }
   return Status::Ok();
 }
 

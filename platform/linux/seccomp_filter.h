@@ -2,6 +2,7 @@
 #pragma once
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 #include "platform/linux/helper_config.h"
 
 namespace codexd::sandbox::linux_backend {
@@ -9,6 +10,8 @@ namespace codexd::sandbox::linux_backend {
 // Builds the filter for the native architecture only (x32 and i386 syscalls hit the
 // bad-arch action, SIGSYS) and loads it into the calling thread. Requires no_new_privs or
 // CAP_SYS_ADMIN. `build_only` checks that every rule compiles without loading anything.
-Status install_seccomp_filter(const HelperConfig& config, bool build_only = false);
+// With config.supervise_exec, execve and execveat notify a listener instead: its descriptor
+// (close-on-exec) goes to `exec_listener`, which must then be non-null.
+Status install_seccomp_filter(const HelperConfig& config, bool build_only = false, UniqueFd* exec_listener = nullptr);
 
 }  // namespace codexd::sandbox::linux_backend

@@ -3,6 +3,7 @@
 #include <asm/unistd.h>
 #include <errno.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -211,6 +212,15 @@ void add_unix_socket_block(std::vector<SeccompRule>* rules, bool network) {
                     "socketpair: EPERM for AF_UNIX SOCK_DGRAM (sendmsg could address host sockets)"});
 }
 
+// Exec supervision: the newest filter's listener would get the notification first, so a
+// listener made inside could answer the command's execs in the daemon's place.
+void add_exec_supervision(std::vector<SeccompRule>* rules) {
+  rules->push_back({CODEXD_SYSCALL(seccomp), EPERM,
+                    {{0, ArgOp::kEqual, 0, SECCOMP_SET_MODE_FILTER},
+                     {1, ArgOp::kMaskedEqual, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_FILTER_FLAG_NEW_LISTENER}},
+                    "seccomp: EPERM for a filter with a new listener (codexd answers every exec)"});
+}
+
 #undef CODEXD_CALL
 #undef CODEXD_SYSCALL
 
@@ -240,6 +250,7 @@ std::vector<SeccompRule> seccomp_rules(const HelperConfig& config) {
     add_unix_socket_block(&rules, config.network == NetworkMode::kHost);
   }
   if (config.mode == HelperMode::kLandlock) add_groups(&rules, metadata_groups());
+  if (config.supervise_exec) add_exec_supervision(&rules);
   return rules;
 }
 
@@ -252,6 +263,9 @@ std::vector<std::string> describe_seccomp_rules(const HelperConfig& config) {
   for (const SeccompRule& rule : seccomp_rules(config)) {
     std::string line = "seccomp: " + rule.label;
     if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+  }
+  if (config.supervise_exec) {
+    lines.push_back("seccomp: execve, execveat: each waits for codexd's decision (user notification; exec supervision)");
   }
   return lines;
 }

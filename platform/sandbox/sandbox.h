@@ -68,6 +68,9 @@ struct SandboxSpec {
   // it. Unset: no private /tmp (host /tmp is an explicit writable root, /tmp is excluded, or
   // the caller keeps none), and bwrap gives a throw-away tmpfs when /tmp is not a root.
   std::optional<std::string> private_tmp;
+  // Exec supervision (docs/sandbox.md "Exec supervision"): every exec inside waits for the
+  // daemon's answer. A backend that cannot do it refuses the plan.
+  bool supervise_exec = false;
   // What resolution decided that is worth showing (skipped missing roots, canonicalized
   // symlinks). Informational only.
   std::vector<std::string> notes;
@@ -124,10 +127,11 @@ struct LaunchPlan {
   // helper as pid 1): the session's signals must reach that init, not kill the launcher, so
   // the launcher is started with them ignored and dies only by SIGKILL.
   bool forwards_signals = false;
-  // kProxy: the launcher expects the proxy channel (a SOCK_SEQPACKET Unix socket) as this
-  // descriptor number; over it the helper sends the listening sockets of the proxy ports
-  // (posix::receive_fds). -1: no channel.
-  int proxy_channel_fd = -1;
+  // Network mode proxy or exec supervision: the launcher expects the sandbox's channel (a
+  // SOCK_SEQPACKET Unix socket) as this descriptor number; over it the helper sends its one
+  // handover message (sandbox_handover.h). -1: no channel.
+  int channel_fd = -1;
+  bool supervises_exec = false;  // the handover carries the exec listener
 };
 
 // One backend-specific fact of a CapabilityReport, for display ("landlock ABI", "6").
@@ -144,6 +148,7 @@ struct CapabilityReport {
   std::vector<CapabilityFact> facts;  // in display order
   std::string helper_path;            // the in-sandbox helper, for backends that run one
   bool helper_usable = false;         // it passed its checks and answered its self-test
+  bool exec_supervision = false;      // the chosen backend can supervise every exec inside
   std::vector<std::string> warnings;
   int probe_millis = 0;               // how long probing took
 };

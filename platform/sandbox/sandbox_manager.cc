@@ -39,6 +39,11 @@ Result<LaunchPlan> SandboxManager::plan(const SandboxSpec& spec, const LaunchReq
     for (const std::string& warning : report.warnings) reason += "; " + warning;
     return Unavailable(reason);
   }
+  if (spec.supervise_exec && !report.exec_supervision) {
+    return Unavailable("exec supervision is configured but the " + std::string(to_string(report.chosen)) +
+                       " sandbox cannot supervise execs here (Linux 5.6 with seccomp user notification); "
+                       "set [exec] supervision = \"off\" or run on such a kernel");
+  }
   CODEXD_ASSIGN_OR_RETURN(LaunchPlan plan, plan_confined(spec, request));
   plan.executable = plan.argv.empty() ? std::string() : plan.argv.front();
   return plan;

@@ -57,6 +57,7 @@ TEST(Format, CapabilityReportMentionsEverything) {
             "fresh /proc in sandbox: no (fallback)\n"
             "landlock ABI: 7\n"
             "seccomp: available\n"
+            "exec supervision: not available (needs Linux 5.6)\n"
             "helper: /usr/libexec/codexd-sandbox-helper (not usable)\n"
             "probe time: 0 ms\n"
             "warnings:\n"

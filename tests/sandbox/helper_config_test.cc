@@ -14,8 +14,9 @@ TEST(HelperConfig, RoundTripsEveryField) {
   HelperConfig config;
   config.mode = HelperMode::kLandlock;
   config.network = NetworkMode::kProxy;
-  config.proxy_fd = 3;
+  config.channel_fd = 3;
   config.block_unix_sockets = true;
+  config.supervise_exec = true;
   config.writable = {"/work/ws", "/tmp"};
   config.read_only = {"/work/ws/.git"};
   config.unreadable = {"/root/.ssh"};
@@ -26,8 +27,9 @@ TEST(HelperConfig, RoundTripsEveryField) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
   EXPECT_EQ(parsed->mode, config.mode);
   EXPECT_EQ(parsed->network, config.network);
-  EXPECT_EQ(parsed->proxy_fd, config.proxy_fd);
+  EXPECT_EQ(parsed->channel_fd, config.channel_fd);
   EXPECT_EQ(parsed->block_unix_sockets, config.block_unix_sockets);
+  EXPECT_EQ(parsed->supervise_exec, config.supervise_exec);
   EXPECT_EQ(parsed->writable, config.writable);
   EXPECT_EQ(parsed->read_only, config.read_only);
   EXPECT_EQ(parsed->unreadable, config.unreadable);
@@ -50,10 +52,28 @@ TEST(HelperConfig, RefusesIncompleteOrUnknownArguments) {
   EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=on", "--", "true"}).ok());
   // The proxy channel comes with network mode proxy, and only with it.
   EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--", "true"}).ok());
-  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--proxy-fd=3", "--", "true"}).ok());
-  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--proxy-fd=2", "--", "true"}).ok());
-  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--proxy-fd=x", "--", "true"}).ok());
-  EXPECT_TRUE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--proxy-fd=3", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--channel-fd=3", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--channel-fd=2", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--channel-fd=x", "--", "true"}).ok());
+  EXPECT_TRUE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--channel-fd=3", "--", "true"}).ok());
+  // Exec supervision hands its listener over the same channel: required with it, too.
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--supervise-exec", "--", "true"}).ok());
+  EXPECT_TRUE(parse_helper_args({"--mode=bwrap", "--network=off", "--supervise-exec", "--channel-fd=3", "--", "true"}).ok());
+}
+
+TEST(SeccompRules, ExecSupervisionRefusesAListenerMadeInsideAndSaysSoInThePlan) {
+  HelperConfig config;
+  config.supervise_exec = true;
+  bool refused = false;
+  for (const SeccompRule& rule : seccomp_rules(config)) refused = refused || std::string(rule.syscall) == "seccomp";
+  EXPECT_TRUE(refused);
+  std::vector<std::string> lines = describe_seccomp_rules(config);
+  EXPECT_NE(std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("execve, execveat") != std::string::npos; }),
+            lines.end());
+  config.supervise_exec = false;
+  for (const SeccompRule& rule : seccomp_rules(config)) EXPECT_NE(std::string(rule.syscall), "seccomp");
+  config.supervise_exec = true;
+  EXPECT_TRUE(install_seccomp_filter(config, /*build_only=*/true).ok()) << "the notify rules compile";
 }
 
 TEST(LoaderEnv, LoaderVariablesAreDeferredAndMarkersDropped) {

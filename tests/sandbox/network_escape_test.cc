@@ -173,9 +173,9 @@ TEST_P(NetworkEscape, ProxyModeReachesOnlyTheProxyPorts) {
   RunResult run = run_probe_sandboxed(*manager, spec, ws_, {"proxy-ping"});
   EXPECT_TRUE(run.succeeded()) << run.describe();
   EXPECT_EQ(run.proxy_connections, 2) << "HTTP and SOCKS port each answered once: " << run.describe();
-  EXPECT_EQ(run.proxy_message.rfind("codexd-proxy/1 http=", 0), 0u) << run.proxy_message;
+  EXPECT_EQ(run.proxy_message.rfind("codexd-sandbox/1 http=", 0), 0u) << run.proxy_message;
   if (GetParam() == TestBackend::kBwrap) {
-    EXPECT_EQ(run.proxy_message, "codexd-proxy/1 http=3128 socks=1080");
+    EXPECT_EQ(run.proxy_message, "codexd-sandbox/1 http=3128 socks=1080");
   }
 
   expect_blocked(*manager, spec, ws_, {"netlink-links"});

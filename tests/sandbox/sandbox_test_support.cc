@@ -198,7 +198,7 @@ std::string RunResult::describe() const {
 }
 
 RunResult run_plan(const LaunchPlan& plan, const RunOptions& options) {
-  return run(plan.argv, plan.env, plan.cwd, options, plan.proxy_channel_fd >= 0);
+  return run(plan.argv, plan.env, plan.cwd, options, plan.channel_fd >= 0);
 }
 
 RunResult run_unsandboxed(const std::vector<std::string>& argv, const std::string& cwd,

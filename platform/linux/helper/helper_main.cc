@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,12 +86,14 @@ int main(int argc, char** argv) {
 
   // Before the filter: the helper itself binds the ports, the command never may.
   std::vector<uint16_t> proxy_ports;
+  std::optional<lb::OpenedProxyPorts> opened_ports;
   if (config.network == codexd::sandbox::NetworkMode::kProxy) {
-    codexd::Result<codexd::sandbox::ProxyPorts> ports = lb::hand_over_proxy_ports(config);
+    codexd::Result<lb::OpenedProxyPorts> ports = lb::open_proxy_ports(config);
     if (!ports.ok()) fail("proxy ports", ports.status().to_string());
-    proxy_ports = {ports->http, ports->socks};
+    proxy_ports = {ports->ports.http, ports->ports.socks};
     // Landlock has no network namespace, so the ports are ephemeral and only known now.
-    if (config.mode == lb::HelperMode::kLandlock) set_environment(codexd::sandbox::proxy_environment(*ports));
+    if (config.mode == lb::HelperMode::kLandlock) set_environment(codexd::sandbox::proxy_environment(ports->ports));
+    opened_ports = std::move(ports).value();
   }
 
   std::vector<lb::LandlockGrant> grants;
@@ -107,7 +110,11 @@ int main(int argc, char** argv) {
   if (config.mode == lb::HelperMode::kLandlock) {
     check("landlock", lb::apply_landlock(grants, config, abi, proxy_ports));
   }
-  check("seccomp", lb::install_seccomp_filter(config));
+  codexd::UniqueFd exec_listener;
+  check("seccomp", lb::install_seccomp_filter(config, /*build_only=*/false, &exec_listener));
+  if (config.channel_fd >= 0) {
+    check("handover", lb::hand_over(config, opened_ports ? &*opened_ports : nullptr, std::move(exec_listener)));
+  }
 
   // No core files (they would land in the writable cwd and may hold secrets); a core_pattern
   // pipe handler configured on the host still runs, that is host policy.
@@ -120,6 +127,9 @@ int main(int argc, char** argv) {
   std::vector<char*> command;
   for (const std::string& word : config.command) command.push_back(const_cast<char*>(word.c_str()));
   command.push_back(nullptr);
-  if (config.init) lb::run_under_init(command.data());
-  lb::exec_command(command.data());
+  // Under exec supervision the daemon takes the first exec it is told about for the command
+  // itself (already decided): so the PATH search happens here, and only one execve follows.
+  std::string program = config.supervise_exec ? lb::find_program(config.command.front()) : config.command.front();
+  if (config.init) lb::run_under_init(program.c_str(), command.data());
+  lb::exec_command(program.c_str(), command.data());
 }

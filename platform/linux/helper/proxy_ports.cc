@@ -10,6 +10,7 @@
 
 #include "base/unique_fd.h"
 #include "platform/posix/fd_passing.h"
+#include "platform/sandbox/sandbox_handover.h"
 
 namespace codexd::sandbox::linux_backend {
 namespace {
@@ -37,16 +38,33 @@ Result<UniqueFd> listen_on_loopback(uint16_t port, uint16_t* bound_port) {
 
 }  // namespace
 
-Result<ProxyPorts> hand_over_proxy_ports(const HelperConfig& config) {
-  UniqueFd channel(config.proxy_fd);
+Result<OpenedProxyPorts> open_proxy_ports(const HelperConfig& config) {
   const bool own_namespace = config.mode == HelperMode::kBwrap;
   ProxyPorts wanted = own_namespace ? kNamespaceProxyPorts : ProxyPorts{0, 0};
-  ProxyPorts bound;
-  CODEXD_ASSIGN_OR_RETURN(UniqueFd http, listen_on_loopback(wanted.http, &bound.http));
-  CODEXD_ASSIGN_OR_RETURN(UniqueFd socks, listen_on_loopback(wanted.socks, &bound.socks));
-  std::string message = "codexd-proxy/1 http=" + std::to_string(bound.http) + " socks=" + std::to_string(bound.socks);
-  CODEXD_RETURN_IF_ERROR(posix::send_fds(channel.get(), message, {http.get(), socks.get()}));
-  return bound;
+  OpenedProxyPorts opened;
+  CODEXD_ASSIGN_OR_RETURN(opened.http, listen_on_loopback(wanted.http, &opened.ports.http));
+  CODEXD_ASSIGN_OR_RETURN(opened.socks, listen_on_loopback(wanted.socks, &opened.ports.socks));
+  return opened;
+}
+
+Status hand_over(const HelperConfig& config, OpenedProxyPorts* ports, UniqueFd exec_listener) {
+  UniqueFd channel(config.channel_fd);
+  SandboxHandover handover;
+  std::vector<int> fds;
+  if (ports != nullptr) {
+    handover.proxy = ports->ports;
+    fds = {ports->http.get(), ports->socks.get()};
+  }
+  if (exec_listener.valid()) {
+    handover.exec_listener = true;
+    fds.push_back(exec_listener.get());
+  }
+  CODEXD_RETURN_IF_ERROR(posix::send_fds(channel.get(), encode_handover(handover), fds));
+  if (ports != nullptr) {
+    ports->http.reset();
+    ports->socks.reset();
+  }
+  return Status::Ok();
 }
 
 }  // namespace codexd::sandbox::linux_backend

@@ -1,12 +1,14 @@
 #include "platform/linux/helper/run_command.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "platform/posix/forwarded_signals.h"
@@ -44,8 +46,33 @@ void take_terminal_foreground() {
 
 }  // namespace
 
-void exec_command(char* const* argv) {
-  ::execvp(argv[0], argv);
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/bin:/usr/bin";
+  std::string not_executable;
+  size_t start = 0;
+  for (;;) {
+    const size_t end = dirs.find(':', start);
+    std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+      if (not_executable.empty()) not_executable = candidate;
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return not_executable;
+}
+
+void exec_command(const char* program, char* const* argv) {
+  if (*program == '\0') {
+    errno = ENOENT;
+  } else {
+    ::execvp(program, argv);
+  }
   // Said the way a shell says it, and without naming the sandbox: the daemon's denial
   // heuristic looks for words like "sandbox", and a typo is not a sandbox denial. EACCES keeps
   // its "Permission denied", which may well be the sandbox (Landlock refusing execute).
@@ -58,7 +85,7 @@ void exec_command(char* const* argv) {
   _exit(kCannotExecute);
 }
 
-void run_under_init(char* const* argv) {
+void run_under_init(const char* program, char* const* argv) {
   // bwrap was started with the forwarded signals ignored; an init needs them delivered.
   // Blocked signals are queued even for pid 1, so they wait for sigwaitinfo below.
   reset_signals_to_default();
@@ -78,7 +105,7 @@ void run_under_init(char* const* argv) {
     setpgid(0, 0);
     if (tty) take_terminal_foreground();
     reset_signals_to_default();
-    exec_command(argv);
+    exec_command(program, argv);
   }
   // Both sides set the group, so neither order of running leaves a window.
   setpgid(child, child);
