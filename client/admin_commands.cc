@@ -80,6 +80,8 @@ int run_status(const ClientOptions& options) {
   std::printf("sandbox:   %s (default mode %s), bwrap %s %s, userns %s, landlock ABI %d, seccomp %s\n",
               sb.chosen_backend().c_str(), sb.default_mode().c_str(), sb.bwrap_path().c_str(), sb.bwrap_version().c_str(),
               sb.user_namespaces_usable() ? "yes" : "no", sb.landlock_abi(), sb.seccomp_available() ? "yes" : "no");
+  std::printf("execs:     supervision %s (%s)\n", sb.exec_supervision().empty() ? "off" : sb.exec_supervision().c_str(),
+              sb.exec_supervision_available() ? "available here: seccomp user notification" : "not available here");
   for (const auto& w : sb.warnings()) std::printf("  warning: %s\n", w.c_str());
   print_network_status(s.network());
   print_private_tmp_status(s.private_tmp());

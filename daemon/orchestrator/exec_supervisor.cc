@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 
 #include <boost/asio/post.hpp>
@@ -122,10 +123,14 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
     ++supervisor_->counts_.execs;
     if (attempt.path.empty()) {
       record.decision = "forbidden";
-      refuse(attempt, std::move(record), "its program and arguments could not be read");
+      if (mode_ == config::ExecSupervision::kAudit) {
+        finish(attempt, true, std::move(record), "would_refuse");
+      } else {
+        refuse(attempt, std::move(record), "its program and arguments could not be read");
+      }
       return;
     }
-    if (!exists_for(attempt)) {
+    if (!attempt.by_descriptor && !exists_for(attempt)) {
       // Not there (a shell trying each $PATH entry): the exec fails on its own, nothing ran.
       sandbox::answer_exec_attempt(listener_.native_handle(), attempt.id, true).ok();
       return;
@@ -154,10 +159,12 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
     }
   }
 
-  // The path as the sandboxed process sees it, through its root.
+  // The path as the sandboxed process sees it, through its root. Only a missing file counts as
+  // missing (anything else is decided and recorded).
   static bool exists_for(const sandbox::ExecAttempt& attempt) {
     struct stat st;
-    return ::stat(("/proc/" + std::to_string(attempt.pid) + "/root" + attempt.path).c_str(), &st) == 0;
+    return ::stat(("/proc/" + std::to_string(attempt.pid) + "/root" + attempt.path).c_str(), &st) == 0 ||
+           (errno != ENOENT && errno != ENOTDIR);
   }
 
   // A prompt rule may reach a reviewer unless the agent's approval policy never asks.
@@ -241,14 +248,20 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
       return;
     }
     ++supervisor_->counts_.asked;
-    auto id = std::make_shared<std::string>();
-    *id = broker.request(std::move(ticket), [weak = weak_from_this(), attempt, record, id](const ApprovalOutcome& outcome) mutable {
+    // The broker may answer at once (a restored approval it already has an answer for).
+    struct Asked {
+      std::string id;
+      bool answered = false;
+    };
+    auto asked = std::make_shared<Asked>();
+    asked->id = broker.request(std::move(ticket), [weak = weak_from_this(), attempt, record, asked](const ApprovalOutcome& outcome) mutable {
+      asked->answered = true;
       auto self = weak.lock();
       if (!self) return;
-      self->asked_.erase(*id);
+      self->asked_.erase(asked->id);
       self->answered(attempt, std::move(record), outcome);
     });
-    if (!id->empty()) asked_.insert(*id);
+    if (!asked->answered) asked_.insert(asked->id);
   }
 
   void answered(const sandbox::ExecAttempt& attempt, ExecAuditRecord record, const ApprovalOutcome& outcome) {

@@ -24,8 +24,8 @@ int64_t unix_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-void fill_sandbox_status(const sandbox::SandboxManager& manager, sandbox::SandboxMode default_mode,
-                         v1::SandboxCapabilities* sb) {
+void fill_sandbox_status(const sandbox::SandboxManager& manager, const config::Config& config, v1::SandboxCapabilities* sb) {
+  const sandbox::SandboxMode default_mode = config.sandbox.policy.mode;
   const auto& caps = manager.capabilities();
   sb->set_chosen_backend(std::string(sandbox::to_string(caps.chosen)));
 #ifdef __linux__
@@ -41,6 +41,12 @@ void fill_sandbox_status(const sandbox::SandboxManager& manager, sandbox::Sandbo
   for (const auto& w : caps.warnings) sb->add_warnings(w);
   sb->set_helper_path(caps.helper_path);
   sb->set_default_mode(std::string(sandbox::to_string(default_mode)));
+  sb->set_exec_supervision_available(caps.exec_supervision);
+  sb->set_exec_supervision(config::exec_supervision_name(config.exec.exec_supervision));
+  if (config.exec.exec_supervision != config::ExecSupervision::kOff && !caps.exec_supervision) {
+    sb->add_warnings("exec_supervision is " + std::string(config::exec_supervision_name(config.exec.exec_supervision)) +
+                     " but this system cannot supervise execs: every sandboxed command is refused");
+  }
 }
 
 std::string proxy_enforcement(sandbox::Backend backend) {
@@ -136,7 +142,7 @@ grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* c
     for (const auto& lost : facts.sessions_lost) response->mutable_adoption()->add_lost(lost);
   }
   fill_policy_status(deps_.policies->state(), approval_policy_name(caller->agent_id), response->mutable_policy());
-  fill_sandbox_status(*deps_.sandbox, deps_.config->sandbox.policy.mode, response->mutable_sandbox());
+  fill_sandbox_status(*deps_.sandbox, *deps_.config, response->mutable_sandbox());
   fill_network_status(*deps_.config, deps_.sandbox->capabilities().chosen, deps_.network, response->mutable_network());
   if (deps_.limits) fill_limits_status(deps_.limits->status(), response->mutable_limits());
   fill_private_tmp_status(deps_.private_tmp, *caller, response->mutable_private_tmp());

@@ -125,6 +125,7 @@ Result<ExecAttempt> receive_exec_attempt(int listener) {
   if (at) {
     const int dirfd = static_cast<int>(args[0]);
     const bool empty_path = (args[4] & AT_EMPTY_PATH) != 0 && named.empty();
+    attempt.by_descriptor = dirfd != AT_FDCWD && (empty_path || named.empty() || named.front() != '/');
     const std::string dir = dirfd == AT_FDCWD ? attempt.cwd
                                               : read_link("/proc/" + std::to_string(attempt.pid) + "/fd/" + std::to_string(dirfd));
     attempt.path = empty_path ? dir : joined(dir, named);

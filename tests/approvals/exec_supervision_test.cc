@@ -117,6 +117,9 @@ TEST_F(ExecSupervision, EveryWayOfStartingAProgramIsSeen) {
       {"python os.execv", "python3 -c 'import os; os.execv(\"/usr/bin/touch\", [\"touch\", \"forbidden-marker\"])'"},
       {"shebang script", "./mark.sh"},
       {"argv[0] that lies", "python3 -c 'import os; os.execv(\"/usr/bin/touch\", [\"innocent\", \"forbidden-marker\"])'"},
+      {"fexecve of a memfd copy",
+       "python3 -c 'import os; fd = os.memfd_create(\"copy\"); os.write(fd, open(\"/usr/bin/touch\", \"rb\").read()); "
+       "os.execve(fd, [\"touch\", \"forbidden-marker\"], {})'"},
   };
   for (const auto& [way, text] : ways) {
     v1::ExecResult result = script(text);
@@ -162,6 +165,12 @@ TEST_F(ExecSupervision, TheTraceOfAPipelineHasExactlyItsProgramsWithTheirParents
   EXPECT_EQ(by_program["ls"]["parent_pid"], shell["pid"]);
   EXPECT_EQ(by_program["wc"]["parent_pid"], shell["pid"]);
   EXPECT_EQ(by_program["ls"]["outcome"], "ran");
+}
+
+TEST_F(ExecSupervision, StatusSaysWhatIsConfiguredAndWhetherThisKernelCanDoIt) {
+  ProcessResult status = daemon_.codexctl({"status"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("execs:     supervision enforce (available here: seccomp user notification)"));
 }
 
 // codexctl trace: the tree as it happened, also as JSON; to another uid a trace that exists
@@ -283,6 +292,28 @@ TEST_F(ExecSupervision, AThousandNestedExecsRunAndTheDaemonAnswersMeanwhile) {
   EXPECT_THAT(quick.output(), HasSubstr("still serving"));
   ASSERT_TRUE(loop->wait());
   EXPECT_THAT(loop->response().output(), HasSubstr("finished 1000"));
+}
+
+// The Landlock backend (no bwrap, the helper run directly) supervises the same way.
+class ExecSupervisionLandlock : public DaemonTest {
+ protected:
+  static TestDaemonOptions options() {
+    TestDaemonOptions o = supervised("enforce");
+    o.sandbox_config = "backend = \"landlock\"";
+    return o;
+  }
+  ExecSupervisionLandlock() : DaemonTest(options()) {}
+  Client agent_{daemon_, "agent-a"};
+};
+
+TEST_F(ExecSupervisionLandlock, AForbiddenNestedProgramIsRefusedThere) {
+  ASSERT_TRUE(daemon_.started());
+  write_makefile(daemon_.workspace(), "touch forbidden-marker; echo rc=$$?");
+  v1::ExecResult result = agent_.exec_ok(exec_request(daemon_.workspace(), {"make", "target"}));
+  if (result.has_rejection()) GTEST_SKIP() << result.rejection().message();
+  EXPECT_THAT(result.output(), HasSubstr("codexd: refused to run /usr/bin/touch: forbidden by"));
+  EXPECT_THAT(result.output(), HasSubstr("rc=126"));
+  EXPECT_FALSE(exists(daemon_.workspace() + "/forbidden-marker"));
 }
 
 class ExecSupervisionAudit : public DaemonTest {
