@@ -50,6 +50,12 @@ std::string describe_approval(const v1::ApprovalRequest& r) {
     // another command.
     out += "  command: " + shell_join_range(r.argv()) + "\n";
   }
+  if (r.has_nested()) {
+    const auto& n = r.nested();
+    out += "  nested:  pid " + std::to_string(n.pid()) + " execs " + shell_quote(n.path()) + " inside " +
+           (n.session_id() != 0 ? "session " + std::to_string(n.session_id()) : std::string("a one-shot command")) + ", started as " +
+           n.parent_command() + " (its sandbox stays as it is)\n";
+  }
   out += "  in:      " + r.workdir() + "\n";
   out += "  why:     " + std::string(reason_kind(r.reason().kind()));
   if (!r.reason().message().empty()) out += " (" + r.reason().message() + ")";

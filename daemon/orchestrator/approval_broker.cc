@@ -11,7 +11,7 @@ constexpr size_t kRememberResolved = 4096;
 
 // The saved approvals: command approvals only (a network approval's connection never
 // outlives the daemon).
-bool saveable(const ApprovalTicket& ticket) { return !ticket.network.has_value(); }
+bool saveable(const ApprovalTicket& ticket) { return !ticket.network.has_value() && !ticket.nested.has_value(); }
 
 // A repeat of the same request by the same requester. Strict on purpose: an approval is
 // never handed to another uid, agent id or call.

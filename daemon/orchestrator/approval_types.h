@@ -41,6 +41,14 @@ struct NetworkAccessText {
   int session_id = 0;
 };
 
+// A program inside a supervised sandbox waiting in execve (exec supervision).
+struct NestedExecText {
+  int session_id = 0;
+  std::string parent_command;
+  pid_t pid = 0;
+  std::string path;
+};
+
 struct ApprovalTicket {
   std::string id;
   uid_t requester_uid = 0;
@@ -59,6 +67,7 @@ struct ApprovalTicket {
   std::vector<std::string> proposed_amendment;
   unsigned attempt = 1;
   std::optional<NetworkAccessText> network;  // reason kNetwork only
+  std::optional<NestedExecText> nested;      // a nested exec's approval
 };
 
 struct ApprovalOutcome {

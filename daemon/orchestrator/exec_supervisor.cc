@@ -243,6 +243,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
                      "nested exec of " + attempt.path + " by pid " + std::to_string(attempt.pid) + " in " + where +
                          " (" + owner_.command + "): " + verdict.rule + " requires approval",
                      verdict.reason};
+    ticket.nested = NestedExecText{owner_.session_id, owner_.command, attempt.pid, attempt.path};
     if (Status room = broker.has_room(ticket); !room.ok()) {
       refuse(attempt, std::move(record), "needs approval, and no reviewer can be asked now: " + room.message());
       return;

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "base/utf8.h"
+
 namespace codexd::server {
 namespace {
 
@@ -284,6 +286,13 @@ void fill_approval(const orchestrator::ApprovalTicket& t, v1::ApprovalRequest* o
     n->set_port(t.network->port);
     n->set_protocol(t.network->protocol);
     n->set_session_id(t.network->session_id);
+  }
+  if (t.nested) {
+    auto* n = out->mutable_nested();
+    n->set_session_id(t.nested->session_id);
+    n->set_parent_command(utf8_lossy(t.nested->parent_command));
+    n->set_pid(t.nested->pid);
+    n->set_path(utf8_lossy(t.nested->path));
   }
 }
 

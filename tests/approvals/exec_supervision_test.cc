@@ -225,6 +225,14 @@ TEST_F(ExecSupervision, APromptRuleForANestedProgramAsksAReviewerWhoseAnswerDeci
     auto asked = reviewer.added();
     EXPECT_THAT(asked.reason().message(), HasSubstr("nested exec of /usr/bin/touch"));
     EXPECT_THAT(asked.reason().message(), HasSubstr("touch asked-marker"));
+    ASSERT_TRUE(asked.has_nested()) << asked.DebugString();
+    EXPECT_EQ(asked.nested().path(), "/usr/bin/touch");
+    EXPECT_EQ(asked.nested().parent_command(), "make target");
+    EXPECT_GT(asked.nested().session_id(), 0);
+    EXPECT_GT(asked.nested().pid(), 0);
+    ProcessResult listed = daemon_.codexctl({"approvals", "list"});
+    EXPECT_THAT(listed.out, HasSubstr("execs /usr/bin/touch inside session " + std::to_string(asked.nested().session_id()) +
+                                      ", started as make target (its sandbox stays as it is)"));
     ASSERT_TRUE(reviewer.resolve(asked.approval_id(), approve ? v1::APPROVED : v1::DENIED).ok());
     EXPECT_EQ(reviewer.resolved().approval_id(), asked.approval_id());
     ASSERT_TRUE(call->wait());
