@@ -218,7 +218,7 @@ void add_exec_supervision(std::vector<SeccompRule>* rules) {
   rules->push_back({CODEXD_SYSCALL(seccomp), EPERM,
                     {{0, ArgOp::kEqual, 0, SECCOMP_SET_MODE_FILTER},
                      {1, ArgOp::kMaskedEqual, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_FILTER_FLAG_NEW_LISTENER}},
-                    "seccomp: EPERM for a filter with a new listener (codexd answers every exec)"});
+                    "seccomp(SET_MODE_FILTER) with NEW_LISTENER: EPERM (codexd answers every exec)"});
 }
 
 #undef CODEXD_CALL
