@@ -121,7 +121,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
       return;
     }
     ++supervisor_->counts_.execs;
-    if (attempt.path.empty()) {
+    if (!attempt.readable || attempt.path.empty()) {
       record.decision = "forbidden";
       if (mode_ == config::ExecSupervision::kAudit) {
         finish(attempt, true, std::move(record), "would_refuse");

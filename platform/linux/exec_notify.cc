@@ -139,8 +139,8 @@ Result<ExecAttempt> receive_exec_attempt(int listener) {
     return NotFound("the exec's process went away while it was read");
   }
   if (!readable) {
-    // Memory the daemon cannot read: answered as refused by the caller (the path is unknown).
-    attempt.path.clear();
+    // Memory the daemon cannot read: nothing can be decided about it (the caller refuses it).
+    attempt.readable = false;
     attempt.argv.clear();
   }
   return attempt;

@@ -25,6 +25,7 @@ struct ExecAttempt {
   std::string path;        // the program as the process named it, made absolute against its cwd or dirfd
   std::vector<std::string> argv;
   bool argv_truncated = false;  // more than kMaxExecArgs words or kMaxExecArgBytes bytes
+  bool readable = true;         // false: the path or argv could not be read (argv is then empty)
   bool by_descriptor = false;   // execveat relative to a descriptor (fexecve, a memfd): `path` is its name
   std::string cwd;         // the process's working directory, as the sandbox sees it
 };

@@ -293,6 +293,34 @@ print("plain filter ok" if r == 0 else "plain filter errno=%d" % ctypes.get_errn
   EXPECT_THAT(result.output(), HasSubstr("plain filter ok"));
 }
 
+// What the daemon reads comes from a hostile process: an argv pointer into nowhere is refused
+// (nothing can be decided about it), a huge argv is decided on its first words, and the
+// daemon goes on serving.
+TEST_F(ExecSupervision, HostileExecArgumentsAreRefusedOrDecidedAndTheDaemonGoesOn) {
+  const std::string probe = R"(
+import ctypes, os, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+pid = os.fork()
+if pid == 0:
+    libc.execve(b"/bin/true", ctypes.c_void_p(16), None)
+    os._exit(100 + ctypes.get_errno())
+_, status = os.waitpid(pid, 0)
+print("bad argv pointer: errno", os.WEXITSTATUS(status) - 100)
+try:
+    subprocess.run(["touch", "forbidden-marker"] + ["x" * 200] * 2000)
+    print("huge argv: ran")
+except PermissionError:
+    print("huge argv: refused")
+)";
+  std::ofstream(daemon_.workspace() + "/hostile.py") << probe;
+  v1::ExecResult result = agent_.exec_ok(exec_request(daemon_.workspace(), {"python3", "hostile.py"}));
+  EXPECT_THAT(result.output(), HasSubstr("bad argv pointer: errno 13"));  // EACCES: refused, not run
+  EXPECT_THAT(result.output(), HasSubstr("codexd: refused to run /bin/true: its program and arguments could not be read"));
+  EXPECT_THAT(result.output(), HasSubstr("huge argv: refused"));
+  EXPECT_FALSE(exists(marker("forbidden-marker")));
+  expect_serving(daemon_);
+}
+
 TEST_F(ExecSupervision, AThousandNestedExecsRunAndTheDaemonAnswersMeanwhile) {
   auto loop = exec_async(agent_, exec_script(daemon_.workspace(), "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done; echo finished $i"));
   Client other(daemon_, "agent-b");
