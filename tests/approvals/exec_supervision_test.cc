@@ -321,6 +321,33 @@ except PermissionError:
   expect_serving(daemon_);
 }
 
+// Forty processes released at once all exec: the daemon takes every waiting exec, not one per
+// wake-up (several arriving together make one edge of the listener).
+TEST_F(ExecSupervision, ExecsArrivingTogetherAreAllAnswered) {
+  const std::string burst = R"(
+import os
+r, w = os.pipe()
+kids = []
+for i in range(40):
+    pid = os.fork()
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)
+        os.execv("/bin/true", ["true"])
+    kids.append(pid)
+os.close(r)
+os.close(w)
+for pid in kids:
+    os.waitpid(pid, 0)
+print("all", len(kids), "ran")
+)";
+  std::ofstream(daemon_.workspace() + "/burst.py") << burst;
+  for (int round = 0; round < 3; ++round) {
+    v1::ExecResult result = agent_.exec_ok(exec_request(daemon_.workspace(), {"python3", "burst.py"}));
+    EXPECT_THAT(result.output(), HasSubstr("all 40 ran")) << "round " << round;
+  }
+}
+
 TEST_F(ExecSupervision, AThousandNestedExecsRunAndTheDaemonAnswersMeanwhile) {
   auto loop = exec_async(agent_, exec_script(daemon_.workspace(), "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done; echo finished $i"));
   Client other(daemon_, "agent-b");
