@@ -25,12 +25,13 @@ import type { ReviewDecision } from "./generated/codexd/v1/ReviewDecision";
 import type { RunCommandRequest } from "./generated/codexd/v1/RunCommandRequest";
 import type { RunCommandResponse__Output } from "./generated/codexd/v1/RunCommandResponse";
 import type { SessionInfo__Output } from "./generated/codexd/v1/SessionInfo";
+import type { GetTraceResponse__Output } from "./generated/codexd/v1/GetTraceResponse";
 
 export type {
   ApprovalEvent__Output as ApprovalEvent, ApprovalRequest__Output as ApprovalRequest,
   ExecResult__Output as ExecResult, GetStatusResponse__Output as Status,
   OutputEvent__Output as OutputEvent, RunCommandResponse__Output as RunCommandResult,
-  SessionInfo__Output as SessionInfo,
+  SessionInfo__Output as SessionInfo, GetTraceResponse__Output as Trace,
 };
 
 export const AGENT_ID_METADATA_KEY = "x-codexd-agent-id"; // proto/codexd/api_constants.h
@@ -216,6 +217,12 @@ export class Client {
   async sessions(allUsers = false): Promise<SessionInfo__Output[]> {
     const response = await this.unary("ListSessions", this.exec_.ListSessions.bind(this.exec_), { all_users: allUsers });
     return (response as { sessions: SessionInfo__Output[] }).sessions;
+  }
+
+  /** GetTrace: every program a supervised session started, in order, with its parent and the
+   * rules' verdict (exec supervision). NOT_FOUND for a session without a trace or not yours. */
+  trace(sessionId: number): Promise<GetTraceResponse__Output> {
+    return this.unary("GetTrace", this.exec_.GetTrace.bind(this.exec_), { session_id: sessionId });
   }
 
   /** RunCommand: one command to completion (or `timeoutMs`), stdout and stderr apart. */

@@ -125,6 +125,7 @@ test("a forbidden command is rejected, not run", async () => {
 
 test("errors carry the status code and what to fix", async () => {
   await assert.rejects(client.poll(99, 0), (e: CodexdError) => e.code === grpc.status.NOT_FOUND);
+  await assert.rejects(client.trace(99), (e: CodexdError) => e.code === grpc.status.NOT_FOUND && /no exec trace/.test(e.details));
   await assert.rejects(client.exec({ argv: ["true"], workdir: "relative/dir" }),
                        (e: CodexdError) => e.code === grpc.status.INVALID_ARGUMENT && /workdir/.test(e.details));
 });

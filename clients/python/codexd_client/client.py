@@ -189,6 +189,12 @@ class Client:
         request = exec_pb2.ListSessionsRequest(all_users=all_users)
         return list(self._unary(self._exec.ListSessions, request, "ListSessions").sessions)
 
+    def trace(self, session_id: int) -> exec_pb2.GetTraceResponse:
+        """GetTrace: every program a supervised session started, in order, with its parent and
+        the rules' verdict (exec supervision). NOT_FOUND for a session without a trace or not yours."""
+        request = exec_pb2.GetTraceRequest(session_id=session_id)
+        return self._unary(self._exec.GetTrace, request, "GetTrace")
+
     def run(self, argv: Optional[Sequence[str]] = None, *, cmd: str = "",
             workdir: Optional[str] = None, timeout_ms: Optional[int] = None,
             env: Optional[Mapping[str, str]] = None) -> exec_pb2.RunCommandResponse:

@@ -132,6 +132,10 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(CodexdError) as missing:
             self.client.poll(99, yield_time_ms=0)
         self.assertEqual(missing.exception.code, grpc.StatusCode.NOT_FOUND)
+        with self.assertRaises(CodexdError) as no_trace:
+            self.client.trace(99)
+        self.assertEqual(no_trace.exception.code, grpc.StatusCode.NOT_FOUND)
+        self.assertIn("no exec trace", no_trace.exception.details)
         with self.assertRaises(CodexdError) as relative:
             self.client.exec(["true"], workdir="relative/dir")
         self.assertEqual(relative.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
