@@ -8,10 +8,13 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <grp.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -190,18 +193,64 @@ void TestDaemon::label(grpc::ClientContext& context, const std::string& agent_id
   context.AddMetadata(api::kAgentIdMetadataKey, agent_id);
 }
 
+namespace {
+
+// A daemon that has not exited this long after its signal hangs. What each of its threads waits
+// in goes to stderr (gdb's backtraces when gdb is installed, /proc's wchan and kernel stack
+// always), then it is killed: the test fails with a diagnosis instead of a ctest timeout.
+constexpr std::chrono::seconds kStopGuard{45};
+
+void report_hang(pid_t pid) {
+  std::fprintf(stderr, "codexd (pid %d) did not exit within %lld s of its signal; its threads:\n", pid,
+               static_cast<long long>(kStopGuard.count()));
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    auto read = [&](const char* name) {
+      std::ifstream in(task.path() / name);
+      std::stringstream text;
+      text << in.rdbuf();
+      return text.str();
+    };
+    std::fprintf(stderr, "-- thread %s %s   waits in %s\n%s", task.path().filename().c_str(), read("comm").c_str(),
+                 read("wchan").c_str(), read("stack").c_str());
+  }
+  if (::access("/usr/bin/gdb", X_OK) == 0) {
+    const std::string gdb = "timeout 30 /usr/bin/gdb -p " + std::to_string(pid) +
+                            " -batch -ex 'thread apply all bt' >&2 2>/dev/null";
+    if (std::system(gdb.c_str()) != 0) std::fprintf(stderr, "(gdb could not attach)\n");
+  }
+  std::fflush(stderr);
+}
+
+int wait_daemon_exit(pid_t pid) {
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd >= 0) {
+    pollfd p{pidfd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kStopGuard).count()));
+    ::close(pidfd);
+    if (ready == 0) {
+      report_hang(pid);
+      ::kill(pid, SIGKILL);
+    }
+  }
+  return wait_exit_code(pid);
+}
+
+}  // namespace
+
 int TestDaemon::stop() {
   if (stopped_ || pid_ <= 0) return -1;
   stopped_ = true;
   ::kill(pid_, SIGTERM);
-  return wait_exit_code(pid_);
+  return wait_daemon_exit(pid_);
 }
 
 int TestDaemon::stop_with(int signal) {
   if (stopped_ || pid_ <= 0) return -1;
   stopped_ = true;
   ::kill(pid_, signal);
-  return wait_exit_code(pid_);
+  return wait_daemon_exit(pid_);
 }
 
 int TestDaemon::crash() {
