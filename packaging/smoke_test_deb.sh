@@ -67,7 +67,10 @@ debs=("$BUILD_DIR"/codexd_*_"$arch".deb)
 deb=${debs[0]}
 log "package: $deb"
 contents=$(dpkg-deb -c "$deb")
-for path in ./usr/bin/codexd ./usr/bin/codexctl ./usr/bin/codexd-sandbox-helper \
+for path in ./usr/bin/codexd ./usr/bin/codexctl \
+            ./usr/libexec/codexd/codexd-sandbox-helper ./usr/libexec/codexd/codexd-shim \
+            ./usr/share/doc/codexd/copyright ./usr/share/doc/codexd/changelog.gz \
+            ./usr/share/lintian/overrides/codexd \
             ./lib/systemd/system/codexd.service ./lib/systemd/system/codexd.socket \
             ./usr/lib/systemd/user/codexd.service ./usr/lib/systemd/user/codexd.socket \
             ./usr/lib/tmpfiles.d/codexd.conf ./etc/codexd/codexd.toml ./etc/codexd/rules/00-default.rules \
@@ -76,6 +79,10 @@ for path in ./usr/bin/codexd ./usr/bin/codexctl ./usr/bin/codexd-sandbox-helper 
             ./usr/share/bash-completion/completions/codexctl ./usr/share/zsh/vendor-completions/_codexctl \
             ./usr/share/fish/vendor_completions.d/codexctl.fish; do
   grep -q " $path\$" <<<"$contents" || fail "package lacks $path"
+done
+# Only what a person runs is on $PATH.
+for internal in codexd-sandbox-helper codexd-shim; do
+  ! grep -q " ./usr/bin/$internal\$" <<<"$contents" || fail "package puts the internal $internal in /usr/bin"
 done
 
 # --- install -------------------------------------------------------------------------------------
@@ -148,6 +155,21 @@ else
   log "useradd/setpriv missing: the non-root caller check is skipped"
 fi
 
+# --- upgrade: postinst restarts the running daemon in place, its sessions kept ---------------------
+session_out=$(cd "$workdir" && "${ctl[@]}" exec --detach --no-prompt -- /bin/sleep 600 2>/dev/null) ||
+  fail "codexctl exec --detach: $session_out"
+session_id=$(tr -d '[:space:]' <<<"$session_out")
+[[ "$session_id" =~ ^[0-9]+$ ]] || fail "exec --detach printed '$session_out', want a session id"
+log "session $session_id (sleep 600) runs; reinstalling the package (postinst configure <old version>)"
+dpkg -i "$deb" >"$workdir/dpkg.log" 2>&1 || { cat "$workdir/dpkg.log" >&2; fail "dpkg -i (upgrade)"; }
+! grep -q "did not restart" "$workdir/dpkg.log" || { cat "$workdir/dpkg.log" >&2; fail "postinst could not restart the daemon"; }
+kill -0 "$daemon_pid" 2>/dev/null || fail "the daemon (pid $daemon_pid) is gone after the upgrade; a restart in place keeps its pid"
+sessions_out=$("${ctl[@]}" sessions 2>&1) || fail "codexctl sessions after the upgrade: $sessions_out"
+grep -Eq "^ *$session_id +.*running" <<<"$sessions_out" ||
+  fail "session $session_id did not survive the upgrade: $sessions_out"
+log "upgrade: same daemon pid $daemon_pid, session $session_id still running"
+"${ctl[@]}" kill "$session_id" >/dev/null 2>&1 || fail "codexctl kill $session_id"
+
 # --- stop ----------------------------------------------------------------------------------------
 log "SIGTERM"
 kill -TERM "$daemon_pid"
@@ -169,5 +191,9 @@ dpkg -r codexd >"$workdir/dpkg.log" 2>&1 || { cat "$workdir/dpkg.log" >&2; fail 
 dpkg --purge codexd >"$workdir/dpkg.log" 2>&1 || { cat "$workdir/dpkg.log" >&2; fail "dpkg --purge"; }
 [ ! -e /etc/codexd ] || fail "purge left /etc/codexd"
 [ ! -e /var/lib/codexd ] || fail "purge left /var/lib/codexd (the private /tmp directories)"
+for state in /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked; do
+  leftover=$(find "$state" -name 'codexd*' 2>/dev/null || true)
+  [ -z "$leftover" ] || fail "purge left deb-systemd-helper state: $leftover"
+done
 log "removed and purged"
 log "PASS"

@@ -20,6 +20,8 @@ PACKAGES=(
   bubblewrap              # the Linux sandbox
   dpkg-dev systemd shellcheck util-linux passwd procps iproute2 file
   logrotate               # the package smoke test checks /etc/logrotate.d/codexd with it
+  lintian                 # the .deb must pass it (packaging/lintian_check.sh)
+  gdb                     # a test daemon that hangs at stop has its threads' backtraces printed
   groff-base              # the man-page test renders each page with groff
   zsh fish                # codexctl's completion scripts are tested in their shells
   curl git python3-pip    # the network proxy tests drive real curl, git and Debian's pip

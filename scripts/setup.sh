@@ -8,7 +8,7 @@ ROOT=$(pwd)
 
 ./scripts/deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build --target codexd codexctl codexd-sandbox-helper
+cmake --build build --target codexd codexctl codexd-sandbox-helper codexd-shim
 
 SOCKET=$(./build/bin/codexd --check-config | sed -n 's/^socket: //p')
 STATE="${XDG_STATE_HOME:-$HOME/.local/state}/codexd"

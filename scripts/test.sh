@@ -2,7 +2,7 @@
 # Runs every test: installs what is needed, builds twice (normal, and ASan+UBSan), runs the
 # whole CTest suite in both (unit, integration, sandbox escape, approvals, system-mode,
 # service-file and conformance tests), the libFuzzer targets for a bounded time, and the
-# .deb install smoke test. Exits non-zero on any failure. CI runs exactly this (.ci/run).
+# .deb install smoke test and lintian. Exits non-zero on any failure. CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
@@ -54,5 +54,8 @@ tests/fuzz/run_fuzzers.sh build-fuzz "$FUZZ_SECONDS"
 
 step "debian package install smoke test"
 packaging/smoke_test_deb.sh build
+
+step "debian package: lintian"
+packaging/lintian_check.sh build
 
 step "all tests passed"

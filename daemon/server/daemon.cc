@@ -70,6 +70,7 @@
 #include "policies/amend.h"
 #include "platform/backends/limits_factory.h"
 #include "platform/backends/manager_factory.h"
+#include "platform/posix/process_image.h"
 #include "platform/sandbox/format.h"
 
 #ifdef __linux__
@@ -268,14 +269,10 @@ struct Core {
   std::unique_ptr<orchestrator::CommandRunner> runner;
 };
 
-// codexd-shim next to the running codexd unless exec.shim_path names one.
+// The installed codexd-shim (or the build tree's) unless exec.shim_path names one.
 std::string shim_path(const config::ExecSection& exec) {
   if (!exec.shim_path.empty()) return exec.shim_path;
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return "/usr/bin/codexd-shim";
-  std::string path(self, static_cast<size_t>(n));
-  return path.substr(0, path.rfind('/') + 1) + "codexd-shim";
+  return posix::companion_program_path("codexd-shim");
 }
 
 // Durable sessions: <state_dir>/sessions, made 0700 (the daemon's alone; the shims' sockets

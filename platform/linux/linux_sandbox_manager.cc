@@ -9,6 +9,7 @@
 #include "platform/linux/loader_env.h"
 #include "platform/linux/seccomp_rules.h"
 #include "platform/posix/executable_path.h"
+#include "platform/posix/process_image.h"
 #include "platform/posix/spawn.h"
 #include "platform/sandbox/path_utils.h"
 #include "platform/sandbox/proxy_env.h"
@@ -194,13 +195,7 @@ class LinuxSandboxManager final : public SandboxManager {
 
 }  // namespace
 
-std::string default_helper_path() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return kHelperName;
-  std::string exe(buf, static_cast<size_t>(n));
-  return join_path(parent_path(exe), kHelperName);
-}
+std::string default_helper_path() { return posix::companion_program_path(kHelperName); }
 
 const std::vector<std::string>& landlock_writable_devices() {
   static const std::vector<std::string> kDevices = {"/dev/null", "/dev/zero", "/dev/full"};

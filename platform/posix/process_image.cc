@@ -23,6 +23,15 @@ std::string current_executable_path() {
 #endif
 }
 
+std::string companion_program_path(const std::string& name) {
+  const std::string self = current_executable_path();
+  if (self.empty()) return name;
+  const std::string dir = self.substr(0, self.rfind('/') + 1);
+  const std::string installed = dir + CODEXD_LIBEXEC_RELATIVE + "/" + name;
+  if (::access(installed.c_str(), X_OK) == 0) return installed;
+  return dir + name;
+}
+
 Status check_executable(const std::string& path) {
   if (path.empty() || path[0] != '/') return InvalidArgument("the daemon's binary path is unknown");
   struct stat st {};

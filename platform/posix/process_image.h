@@ -15,6 +15,12 @@ namespace codexd::posix {
 // the replacement the link reads "<path> (deleted)" and names the old inode). "" if unknown.
 std::string current_executable_path();
 
+// One of codexd's own programs (codexd-shim, codexd-sandbox-helper) that the running binary
+// starts: installed, they live in <bindir>/../libexec/codexd (the package keeps programs that
+// no person runs out of $PATH); in a build tree, next to the binary. The first of the two that
+// exists, else the build-tree path (whose absence the caller reports).
+std::string companion_program_path(const std::string& name);
+
 // Whether `path` is a regular file this process may execute; InvalidArgument saying why not.
 Status check_executable(const std::string& path);
 
