@@ -104,6 +104,14 @@ log "logrotate accepts /etc/logrotate.d/codexd"
 
 # --- run the installed daemon as the unit would ----------------------------------------------
 start=(/usr/bin/codexd --config "$CONFIG")
+# The unit's seccomp filters (SystemCallFilter=, RestrictAddressFamilies=), applied last, as
+# systemd does (they need no_new_privs, which setpriv sets first).
+if /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
+  start=(/usr/bin/python3 "$(dirname "$0")/unit_syscall_filter.py" "$UNIT" -- "${start[@]}")
+  log "unit syscall filter applied (packaging/unit_syscall_filter.py)"
+else
+  fail "python3-seccomp is missing (scripts/deps.sh installs it): the unit's syscall filter cannot be applied"
+fi
 if command -v setpriv >/dev/null; then
   caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$UNIT" | tr ' ' '\n' | sed -n 's/^CAP_\(.*\)/+\L\1/p' | paste -sd,)
   [ -n "$caps" ] || fail "no CapabilityBoundingSet in $UNIT"
@@ -112,6 +120,11 @@ if command -v setpriv >/dev/null; then
 else
   log "setpriv missing: daemon runs without the unit's capability limits"
 fi
+# PrivateMounts= and ProtectHostname=: the unit's own mount (slave) and UTS namespaces.
+grep -qx 'PrivateMounts=yes' "$UNIT" || fail "$UNIT lacks PrivateMounts=yes"
+grep -qx 'ProtectHostname=yes' "$UNIT" || fail "$UNIT lacks ProtectHostname=yes"
+start=(unshare --mount --propagation slave --uts -- "${start[@]}")
+log "unit namespaces applied: own mount namespace (slave propagation), own UTS namespace"
 (umask 0022; exec "${start[@]}") >"$daemon_log" 2>&1 &
 daemon_pid=$!
 log "daemon pid $daemon_pid; waiting up to ${START_TIMEOUT_S}s for $SOCKET"

@@ -21,6 +21,7 @@ PACKAGES=(
   dpkg-dev systemd shellcheck util-linux passwd procps iproute2 file
   logrotate               # the package smoke test checks /etc/logrotate.d/codexd with it
   lintian                 # the .deb must pass it (packaging/lintian_check.sh)
+  python3-seccomp         # the smoke test runs the daemon under the unit's syscall filter
   gdb                     # a test daemon that hangs at stop has its threads' backtraces printed
   groff-base              # the man-page test renders each page with groff
   zsh fish                # codexctl's completion scripts are tested in their shells

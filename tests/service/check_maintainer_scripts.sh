@@ -17,9 +17,18 @@ done
 grep -q 'addgroup --system codexd' "$dir/postinst" || { echo "FAIL: postinst does not create group codexd"; status=1; }
 grep -q 'install -d -o root -g root -m 0755 /etc/codexd' "$dir/postinst" ||
   { echo "FAIL: postinst does not create /etc/codexd root 0755"; status=1; }
-for script in prerm postrm; do
-  if ! grep -q '\[ -d /run/systemd/system \]' "$dir/$script" || ! grep -q 'systemctl stop codexd.service' "$dir/$script"; then
-    echo "FAIL: $script does not stop the service when systemd runs"
+if ! grep -q '\[ -d /run/systemd/system \]' "$dir/prerm" || ! grep -q 'deb-systemd-invoke stop codexd.socket codexd.service' "$dir/prerm"; then
+  echo "FAIL: prerm does not stop the units through deb-systemd-invoke when systemd runs"
+  status=1
+fi
+grep -q 'deb-systemd-helper purge' "$dir/postrm" || { echo "FAIL: postrm purge does not forget the units' state"; status=1; }
+grep -q 'deb-systemd-helper update-state' "$dir/postinst" || { echo "FAIL: postinst does not register the units"; status=1; }
+grep -q 'daemon restart' "$dir/postinst" || { echo "FAIL: postinst does not restart a running daemon in place on upgrade"; status=1; }
+# Debian wants units started, stopped, enabled and disabled through deb-systemd-*; systemctl
+# only reloads units.
+for script in postinst prerm postrm; do
+  if grep -E '(^|[;&|]|then|do)[[:space:]]*systemctl[[:space:]]' "$dir/$script" | grep -qv 'daemon-reload'; then
+    echo "FAIL: $script calls systemctl for more than daemon-reload"
     status=1
   fi
 done

@@ -28,7 +28,7 @@ REQUIRED_CAPS = {"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_R
                  "CAP_SYS_PTRACE", "CAP_SETPCAP", "CAP_SETFCAP"}
 # Syscall groups that may be denied: nothing bwrap, the helper, the privilege drop or a
 # build toolchain needs.
-HARMLESS_DENIED_GROUPS = {"@reboot", "@swap", "@module", "@raw-io", "@obsolete", "@cpu-emulation"}
+HARMLESS_DENIED_GROUPS = {"@reboot", "@swap", "@module", "@raw-io", "@obsolete", "@cpu-emulation", "@clock"}
 # Address families commands and bwrap need.
 REQUIRED_FAMILIES = {"AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"}
 
@@ -118,6 +118,9 @@ class Checker:
                     f"{unit.path}: CapabilityBoundingSet must list what is kept, not what is dropped")
         missing = REQUIRED_CAPS - set(unit.words("Service", "CapabilityBoundingSet"))
         self.expect(not missing, f"{unit.path}: CapabilityBoundingSet lacks {sorted(missing)}")
+        # Nothing mounted under codexd reaches the host (docs/service.md "Hardening").
+        self.expect_equal(unit, "Service", "PrivateMounts", "yes")
+        self.expect_equal(unit, "Service", "ProtectHostname", "yes")
         self.expect("CAP_SYS_ADMIN" not in unit.words("Service", "CapabilityBoundingSet"),
                     f"{unit.path}: CAP_SYS_ADMIN is not needed")
 
@@ -228,7 +231,34 @@ def run_systemd_analyze(source):
                 print(f"FAIL: systemd-analyze {mode} verify (exit {result.returncode}):\n{output}")
                 return 1
             print(f"ok: systemd-analyze {mode} verify: no complaints")
-        return status
+        exposure = check_exposure(analyzer, source, runtime)
+        return exposure if exposure == 1 else (status or exposure)
+
+
+# `systemd-analyze security` exposure of each unit as shipped: a ratchet. Lower it here when a
+# change hardens a unit; a change that raises it fails. (The issue's goals, <= 4.0 and <= 6.0,
+# need the commands started outside the daemon's unit: docs/service.md "Hardening".)
+MAX_EXPOSURE = {"--system": 5.9, "--user": 7.9}
+
+
+def check_exposure(analyzer, source, runtime):
+    status = 0
+    for mode, subdir in (("--system", ""), ("--user", "user")):
+        path = os.path.join(source, "systemd", subdir, "codexd.service")
+        env = dict(os.environ, XDG_RUNTIME_DIR=runtime, SYSTEMD_LOG_COLOR="0")
+        result = subprocess.run([analyzer, mode, "security", "--offline=true", path],
+                                capture_output=True, text=True, env=env)
+        match = re.search(r"Overall exposure level for \S+: ([0-9.]+)", result.stdout)
+        if not match:
+            print(f"SKIP ({mode}): systemd-analyze security gave no exposure: {(result.stdout + result.stderr).strip()[-300:]}")
+            status = status or SKIP
+            continue
+        exposure = float(match.group(1))
+        if exposure > MAX_EXPOSURE[mode]:
+            print(f"FAIL: systemd-analyze {mode} security {path}: exposure {exposure} > {MAX_EXPOSURE[mode]}")
+            return 1
+        print(f"ok: systemd-analyze {mode} security: exposure {exposure} (at most {MAX_EXPOSURE[mode]})")
+    return status
 
 
 def main():
