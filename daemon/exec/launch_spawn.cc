@@ -21,6 +21,7 @@ posix::SpawnRequest spawn_request(const LaunchSpec& launch, posix::StdioMode std
   request.cols = launch.cols;
   request.credentials = launch.run_as;
   request.ignore_forwarded_signals = launch.forwards_signals;
+  request.console_socket = launch.console && stdio == posix::StdioMode::kPty;
   return request;
 }
 

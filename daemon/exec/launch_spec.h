@@ -24,6 +24,7 @@ struct LaunchSpec {
   std::optional<posix::Credentials> run_as;  // system mode: the caller's identity
   sandbox::Backend sandbox = sandbox::Backend::kNone;  // what confines it, for status and results
   bool forwards_signals = false;   // LaunchPlan::forwards_signals
+  bool console = false;            // LaunchPlan::console_fd: the sandbox makes its own terminal
   sandbox::NetworkMode network = sandbox::NetworkMode::kOff;  // what the sandbox gives it
   // Network mode proxy or exec supervision: the launcher expects the sandbox's channel as
   // descriptor 3 (LaunchPlan::channel_fd), and its daemon end goes to `channels`.

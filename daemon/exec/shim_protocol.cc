@@ -121,6 +121,7 @@ std::string spawn_request_json(const posix::SpawnRequest& r, size_t attach_windo
   j["parent_death_signal"] = r.parent_death_signal;
   j["ignore_forwarded_signals"] = r.ignore_forwarded_signals;
   j["has_pass_fd"] = r.pass_fd >= 0;
+  if (r.console_socket) j["console_socket"] = true;
   j["join_fds"] = r.join_fds.size();
   json limits = json::array();
   for (const auto& l : r.rlimits) limits.push_back({l.resource, l.soft, l.hard});
@@ -156,6 +157,7 @@ Result<DecodedSpawn> parse_spawn_request(std::string_view text) {
     }
     r.parent_death_signal = get_or(j, "parent_death_signal", 0);
     r.ignore_forwarded_signals = get_or(j, "ignore_forwarded_signals", false);
+    r.console_socket = get_or(j, "console_socket", false);
     for (const auto& l : j.at("rlimits")) {
       r.rlimits.push_back({l.at(0).get<int>(), l.at(1).get<uint64_t>(), l.at(2).get<uint64_t>()});
     }

@@ -105,6 +105,7 @@ Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::San
   built.spec.run_as = run_as.credentials;
   built.spec.sandbox = plan->backend;
   built.spec.forwards_signals = plan->forwards_signals;
+  built.spec.console = plan->console_fd >= 0;
   built.spec.network = plan->backend == sandbox::Backend::kNone ? sandbox::NetworkMode::kHost : spec.network;
   built.spec.channel = {plan->channel_fd >= 0 && spec.network == sandbox::NetworkMode::kProxy, plan->supervises_exec};
   if (plan->backend != sandbox::Backend::kNone && spec.private_tmp && deps_.private_tmp) {

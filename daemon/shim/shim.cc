@@ -147,11 +147,17 @@ class Keeper {
         control_(io),
         listener_(io),
         proxy_channel_(io),
+        console_(io),
         // The command's output is read straight into the ring, into the slack past the
         // retained window (so a read in flight never overwrites a byte still to be sent or
         // replayed), and sent straight from it.
         ring_(std::max(window, 4 * proto::kMaxChunk), proto::kMaxChunk) {
     if (process.input.valid() && input_open) input_.assign(process.input.release());
+    if (process.console.valid()) {
+      posix::set_nonblocking(process.console.get()).ok();
+      console_.assign(process.console.release());
+      console_pending_ = true;
+    }
   }
 
   // `proxy_channel` and `relay` (network mode proxy, else invalid): the sandbox's proxy channel
@@ -167,6 +173,7 @@ class Keeper {
       receive_proxy_ports();
     }
     watch_exit();
+    if (console_pending_) receive_console();
     read_output();
     accept_next();
   }
@@ -429,9 +436,53 @@ class Keeper {
     relay_.reset();
   }
 
+  // -- the sandbox's own terminal (posix::SpawnRequest::console_socket) --
+  // Until the helper has sent the master of the PTY it made in the sandbox (or closed the
+  // socket without: the host terminal stays), neither output nor input moves, so no byte goes
+  // to the terminal that is about to be replaced.
+  void receive_console() {
+    console_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+      if (ec == asio::error::operation_aborted) return;
+      Result<posix::ReceivedFds> received = posix::receive_fds(console_.native_handle());
+      if (!ec && !received.ok() && received.status().code() == StatusCode::kUnavailable) {
+        receive_console();
+        return;
+      }
+      boost::system::error_code ignored;
+      console_.close(ignored);
+      if (received.ok() && received->fds.size() == 1) switch_terminal(std::move(received->fds.front()));
+      console_pending_ = false;
+      read_output();
+      pump_input();
+    });
+  }
+
+  // From now on the session's terminal is `master`. The host terminal stays open, unread:
+  // closing it would hang up the sandbox's launcher and init (its session's terminal), and
+  // nothing writes to it any more. What it holds was written before the switch (the helper's
+  // messages come after it), so it is taken first.
+  void switch_terminal(UniqueFd master) {
+    read_ready_output(0);
+    if (auto size = posix::pty_size(output_.native_handle()); size.ok()) {
+      posix::resize_pty(master.get(), size->first, size->second).ok();
+    }
+    posix::set_nonblocking(master.get()).ok();
+    Result<UniqueFd> writer = posix::dup_cloexec(master.get());
+    host_terminal_.reset(output_.release());
+    output_.assign(master.release());
+    boost::system::error_code ignored;
+    if (input_.is_open()) {
+      input_.close(ignored);
+      if (writer.ok()) {
+        posix::set_nonblocking(writer->get()).ok();
+        input_.assign(writer->release());
+      }
+    }
+  }
+
   // -- the command's output --
   void read_output() {
-    if (reading_ || output_closed_ || !output_.is_open()) return;
+    if (reading_ || output_closed_ || console_pending_ || !output_.is_open()) return;
     if (connected_ && ring_.end_offset() - sent_ + proto::kMaxChunk > ring_.capacity()) return;  // back-pressure
     reading_ = true;
     const auto parts = ring_.prepare(proto::kMaxChunk);
@@ -483,7 +534,7 @@ class Keeper {
   }
 
   void pump_input() {
-    if (writing_input_ || inbox_.empty() || !input_.is_open()) return;
+    if (writing_input_ || console_pending_ || inbox_.empty() || !input_.is_open()) return;
     writing_input_ = true;
     asio::async_write(input_, asio::buffer(inbox_.front()), [this](const boost::system::error_code& ec, size_t) {
       writing_input_ = false;
@@ -549,6 +600,9 @@ class Keeper {
   asio::posix::stream_descriptor control_;
   asio::posix::stream_descriptor listener_;
   asio::posix::stream_descriptor proxy_channel_;  // until the sandbox has sent its ports
+  asio::posix::stream_descriptor console_;        // until the sandbox has sent its terminal
+  UniqueFd host_terminal_;  // the PTY the command was started on, once the sandbox's replaced it
+  bool console_pending_ = false;
   UniqueFd relay_;                                // the connected daemon's, until it has them
   UniqueFd waiting_peer_;  // a daemon that connected while its predecessor's close was unread
   std::optional<posix::ReceivedFds> proxy_ports_;

@@ -61,12 +61,12 @@ std::optional<NetworkMode> parse_network_word(const std::string& word) {
   return std::nullopt;
 }
 
-Result<int> parse_descriptor(const std::string& text) {
+Result<int> parse_descriptor(const std::string& flag, const std::string& text) {
   if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) {
-    return InvalidArgument("--channel-fd needs a descriptor number");
+    return InvalidArgument(flag + " needs a descriptor number");
   }
   int fd = std::stoi(text);
-  if (fd < 3) return InvalidArgument("--channel-fd must be 3 or above");
+  if (fd < 3) return InvalidArgument(flag + " must be 3 or above");
   return fd;
 }
 
@@ -81,6 +81,7 @@ std::vector<std::string> render_helper_args(const HelperConfig& config) {
   args.push_back(config.mode == HelperMode::kLandlock ? "--mode=landlock" : "--mode=bwrap");
   args.push_back("--network=" + std::string(network_word(config.network)));
   if (config.channel_fd >= 0) args.push_back("--channel-fd=" + std::to_string(config.channel_fd));
+  if (config.console_fd >= 0) args.push_back("--console-fd=" + std::to_string(config.console_fd));
   if (config.supervise_exec) args.push_back("--supervise-exec");
   if (config.block_unix_sockets) args.push_back("--block-unix-sockets");
   if (config.init) args.push_back("--init");
@@ -122,7 +123,9 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
       config.network = *mode;
       saw_network = true;
     } else if (take_value(arg, "--channel-fd=", &value)) {
-      CODEXD_ASSIGN_OR_RETURN(config.channel_fd, parse_descriptor(value));
+      CODEXD_ASSIGN_OR_RETURN(config.channel_fd, parse_descriptor("--channel-fd", value));
+    } else if (take_value(arg, "--console-fd=", &value)) {
+      CODEXD_ASSIGN_OR_RETURN(config.console_fd, parse_descriptor("--console-fd", value));
     } else if (arg == "--supervise-exec") {
       config.supervise_exec = true;
     } else if (arg == "--init") {
@@ -144,6 +147,9 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
   if (!saw_mode || !saw_network) return InvalidArgument("--mode and --network are required");
   if ((config.network == NetworkMode::kProxy || config.supervise_exec) != (config.channel_fd >= 0)) {
     return InvalidArgument("--channel-fd is required with --network=proxy or --supervise-exec and refused otherwise");
+  }
+  if (config.console_fd >= 0 && (config.mode != HelperMode::kBwrap || !config.init || config.console_fd == config.channel_fd)) {
+    return InvalidArgument("--console-fd needs --mode=bwrap and --init, and its own descriptor");
   }
   config.command.assign(args.begin() + static_cast<long>(i), args.end());
   if (config.command.empty()) return InvalidArgument("no command after --");

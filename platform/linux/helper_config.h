@@ -3,7 +3,7 @@
 // directions here means they cannot drift apart.
 //
 //   codexd-sandbox-helper --mode=bwrap|landlock --network=off|proxy|host [--channel-fd=N]
-//       [--supervise-exec] [--block-unix-sockets]
+//       [--console-fd=N] [--supervise-exec] [--block-unix-sockets]
 //       [--write=DIR]... [--read-only=PATH]... [--no-read=PATH]... [--write-file=FILE]...
 //       [--setenv=NAME=VALUE]... [--init] -- COMMAND [ARGS...]
 //   codexd-sandbox-helper --self-test
@@ -27,6 +27,11 @@ struct HelperConfig {
   // kProxy: the listening sockets of the proxy ports (kNamespaceProxyPorts with bwrap,
   // ephemeral ports with Landlock); supervise_exec: the seccomp listener of every execve.
   int channel_fd = -1;
+  // bwrap with --init, on a terminal: the console socket (LaunchPlan::console_fd). The helper
+  // opens a PTY in the sandbox's /dev/pts, sends its master over this socket and gives the
+  // slave to the command as its controlling terminal; if nobody takes the master, the command
+  // keeps the terminal it was started on.
+  int console_fd = -1;
   // Refuse socket(AF_UNIX) and AF_UNIX datagram socketpairs: set when the filesystem view
   // cannot hide host sockets (Landlock has no mount namespace).
   bool block_unix_sockets = false;

@@ -114,6 +114,7 @@ LaunchPlan confined_plan(Backend backend, std::vector<std::string> argv, const H
   plan.cwd = request.cwd;
   plan.channel_fd = launch.config.channel_fd;
   plan.supervises_exec = launch.config.supervise_exec;
+  plan.console_fd = launch.config.console_fd;
   return plan;
 }
 
@@ -141,6 +142,9 @@ class LinuxSandboxManager final : public SandboxManager {
     // The helper stays as the sandbox's init: bwrap dies on a signal and pid 1 ignores what it
     // has no handler for, so without it Ctrl-C and Cancel never reached the command.
     launch.config.init = true;
+    // A terminal of its own in bwrap's fresh /dev/pts (the host's would only appear as
+    // /dev/console there): `tty` says /dev/pts/0, as under `docker exec -t`.
+    if (request.tty) launch.config.console_fd = posix::kConsoleFdNumber;
     CODEXD_ASSIGN_OR_RETURN(BwrapInvocation invocation,
                             build_bwrap_invocation(probe_.caps.bwrap_path, probe_.features, spec, request.cwd,
                                                    helper_argv(helper, launch.config), request.tty));
@@ -150,6 +154,11 @@ class LinuxSandboxManager final : public SandboxManager {
     plan.forwards_signals = true;
     plan.rules.push_back("signals: bwrap ignores HUP INT QUIT USR1 USR2 TERM ALRM; the helper stays as pid 1, "
                          "forwards them to the command's process group and exits with its status");
+    if (request.tty) {
+      plan.rules.push_back("terminal: the helper opens a PTY in the sandbox's own /dev/pts and sends its master to the "
+                           "session's keeper over descriptor 4; the command's terminal is /dev/pts/N inside (without "
+                           "a keeper to take it, the host terminal stays, bound on /dev/console)");
+    }
     for (std::string& line : describe_seccomp_rules(launch.config)) plan.rules.push_back(std::move(line));
     if (!launch.env.deferred.empty()) {
       plan.rules.push_back("loader variables applied only after the filter: " +

@@ -64,6 +64,11 @@ struct SpawnRequest {
   // A descriptor the child gets as kPassedFdNumber (3), close-on-exec cleared; -1: none. Every
   // other descriptor above 2 is closed before exec. The caller keeps ownership.
   int pass_fd = -1;
+  // PTY only: a socket pair for the terminal the sandbox makes for itself (runc's "console
+  // socket"): its child end becomes kConsoleFdNumber (4), close-on-exec cleared, and the
+  // parent's end is SpawnedProcess::console. Over it the sandbox helper sends the master of a
+  // PTY it opened in the sandbox's own /dev/pts, so the command's terminal has a name there.
+  bool console_socket = false;
   // Linux: open, writable cgroup.procs files. The child writes "0" to each as its first step,
   // so it (and all it will start) is in those groups before it runs anything of the command.
   // The caller owns the descriptors; the child closes them before exec.
@@ -75,6 +80,7 @@ struct SpawnRequest {
 };
 
 inline constexpr int kPassedFdNumber = 3;
+inline constexpr int kConsoleFdNumber = 4;
 
 struct SpawnedProcess {
   pid_t pid = -1;      // also the process-group id and session id (the child calls setsid)
@@ -82,6 +88,7 @@ struct SpawnedProcess {
   UniqueFd output;     // merged pipe / stdout pipe read end / PTY master (non-blocking)
   UniqueFd error;      // kPipesSeparate: stderr pipe read end (non-blocking)
   UniqueFd input;      // PTY master dup, or stdin pipe write end when stdin_pipe (non-blocking)
+  UniqueFd console;    // with console_socket: the parent's end (CLOEXEC, blocking)
 };
 
 // Spawns the child. On failure nothing is left running and the Status says which step failed

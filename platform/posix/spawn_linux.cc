@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +82,7 @@ struct ChildPlan {
   int stdin_fd, stdout_fd, stderr_fd;
   int controlling_tty_fd;  // -1 unless PTY
   int pass_fd;             // -1, or the descriptor that becomes kPassedFdNumber
+  int console_fd;          // -1, or the descriptor that becomes kConsoleFdNumber
   int parent_death_signal;
   bool ignore_forwarded_signals;
   pid_t parent_pid;
@@ -124,6 +126,26 @@ __attribute__((no_sanitize("address", "undefined"))) bool write_oom_score(const 
   bool ok = write(fd, text, length) == static_cast<ssize_t>(length);
   close(fd);
   return ok;
+}
+
+// After 0/1/2 are in place (so nothing still needed lives at 3 or 4): the passed descriptor
+// at kPassedFdNumber, the console at kConsoleFdNumber (its source sits above 4, spawn_process
+// puts it there, so installing 3 cannot clobber it), and every other descriptor closed, whatever
+// a library forgot to mark close-on-exec.
+__attribute__((no_sanitize("address", "undefined"))) bool install_passed_descriptors(const ChildPlan* plan) {
+  if (plan->pass_fd >= 0 && !install_fd(plan->pass_fd, kPassedFdNumber)) return false;
+  if (plan->console_fd >= 0) {
+    if (plan->pass_fd < 0) close(kPassedFdNumber);  // a stray descriptor must not stay at 3
+    if (!install_fd(plan->console_fd, kConsoleFdNumber)) return false;
+  }
+  const unsigned first_closed = plan->console_fd >= 0 ? kConsoleFdNumber + 1
+                                : plan->pass_fd >= 0  ? kPassedFdNumber + 1
+                                                      : 3U;
+  if (syscall(SYS_close_range, first_closed, ~0U, 0U) != 0) {
+    // close_range needs Linux 5.9; fall back to marking them close-on-exec one by one.
+    for (int fd = static_cast<int>(first_closed); fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  return true;
 }
 
 // Runs in the child, on its own stack, sharing the parent's memory until execve.
@@ -191,16 +213,7 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
 
   if (chdir(plan->cwd) != 0) child_fail(plan, ChildStep::kChdir);
 
-  // 0/1/2 are in place, so nothing still needed lives at kPassedFdNumber.
-  if (plan->pass_fd >= 0 && !install_fd(plan->pass_fd, kPassedFdNumber)) child_fail(plan, ChildStep::kStdio);
-  // Only 0/1/2 (and the passed descriptor) cross into the command, whatever a library forgot
-  // to mark close-on-exec.
-  const unsigned first_closed = plan->pass_fd >= 0 ? kPassedFdNumber + 1 : 3U;
-  if (syscall(SYS_close_range, first_closed, ~0U, 0U) != 0) {
-    // close_range needs Linux 5.9; fall back to marking them close-on-exec one by one.
-    for (int fd = static_cast<int>(first_closed); fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
-  }
-
+  if (!install_passed_descriptors(plan)) child_fail(plan, ChildStep::kStdio);
   execve(plan->executable, plan->argv, plan->envp);
   child_fail(plan, ChildStep::kExec);
 }
@@ -230,6 +243,7 @@ Status validate(const SpawnRequest& request) {
   }
   // 0/1/2 are replaced by the child's stdio before the passed descriptor is installed.
   if (request.pass_fd >= 0 && request.pass_fd < 3) return InvalidArgument("pass_fd must be 3 or above");
+  if (request.console_socket && request.stdio != StdioMode::kPty) return InvalidArgument("console_socket needs a PTY");
   return Status::Ok();
 }
 
@@ -255,8 +269,20 @@ class ChildStack {
 
 // The child's ends of its std descriptors (all at fd >= 3); the parent's ends go in `result`.
 struct ChildStdio {
-  UniqueFd stdin_fd, stdout_fd, stderr_fd, tty;
+  UniqueFd stdin_fd, stdout_fd, stderr_fd, tty, console;
 };
+
+// The console socket pair; the child's end above kConsoleFdNumber, so that installing 3 and 4
+// in the child never overwrites it before it is copied.
+Status open_console_socket(ChildStdio& child, SpawnedProcess& result) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return ErrnoStatus("socketpair (console)", errno);
+  result.console.reset(pair[0]);
+  UniqueFd low(pair[1]);
+  child.console.reset(::fcntl(low.get(), F_DUPFD_CLOEXEC, kConsoleFdNumber + 1));
+  if (!child.console) return ErrnoStatus("fcntl F_DUPFD_CLOEXEC (console)", errno);
+  return Status::Ok();
+}
 
 Status open_pipes(const SpawnRequest& request, ChildStdio& child, SpawnedProcess& result) {
   if (request.stdin_pipe) {
@@ -284,6 +310,7 @@ Status open_stdio(const SpawnRequest& request, ChildStdio& child, SpawnedProcess
     CODEXD_ASSIGN_OR_RETURN(result.input, dup_cloexec(pty.master.get()));
     result.output = std::move(pty.master);
     child.tty = std::move(pty.slave);
+    if (request.console_socket) CODEXD_RETURN_IF_ERROR(open_console_socket(child, result));
   } else {
     CODEXD_RETURN_IF_ERROR(open_pipes(request, child, result));
   }
@@ -320,6 +347,7 @@ void fill_child_plan(const SpawnRequest& request, const ChildStdio& child, char*
     plan.controlling_tty_fd = -1;
   }
   plan.pass_fd = request.pass_fd;
+  plan.console_fd = child.console.get();
   plan.parent_death_signal = request.ignore_forwarded_signals ? SIGKILL : request.parent_death_signal;
   plan.ignore_forwarded_signals = request.ignore_forwarded_signals;
   plan.parent_pid = ::getpid();

@@ -132,6 +132,11 @@ struct LaunchPlan {
   // handover message (sandbox_handover.h). -1: no channel.
   int channel_fd = -1;
   bool supervises_exec = false;  // the handover carries the exec listener
+  // A PTY session under bwrap: the launcher expects a console socket (SOCK_SEQPACKET) as this
+  // descriptor number; the helper opens a PTY in the sandbox's own /dev/pts and sends its
+  // master over it, so the command's terminal is /dev/pts/N inside (not the host's terminal
+  // on /dev/console). Without the socket the helper keeps the host's terminal. -1: none.
+  int console_fd = -1;
 };
 
 // One backend-specific fact of a CapabilityReport, for display ("landlock ABI", "6").

@@ -38,6 +38,24 @@ TEST(HelperConfig, RoundTripsEveryField) {
   EXPECT_EQ(parsed->command, config.command);
 }
 
+TEST(HelperConfig, TheConsoleDescriptorRoundTripsAndComesOnlyWithBwrapAsInit) {
+  HelperConfig config;
+  config.init = true;
+  config.console_fd = 4;
+  config.command = {"sh"};
+  Result<HelperConfig> parsed = parse_helper_args(render_helper_args(config));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  EXPECT_EQ(parsed->console_fd, 4);
+  EXPECT_TRUE(parse_helper_args({"--mode=bwrap", "--network=off", "--init", "--console-fd=4", "--", "sh"}).ok());
+  // Landlock has no devpts of its own; without --init nobody would hand the terminal on.
+  EXPECT_FALSE(parse_helper_args({"--mode=landlock", "--network=off", "--init", "--console-fd=4", "--", "sh"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--console-fd=4", "--", "sh"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--init", "--console-fd=1", "--", "sh"}).ok());
+  EXPECT_FALSE(parse_helper_args(
+                   {"--mode=bwrap", "--network=proxy", "--channel-fd=3", "--init", "--console-fd=3", "--", "sh"})
+                   .ok());
+}
+
 TEST(HelperConfig, RefusesIncompleteOrUnknownArguments) {
   EXPECT_FALSE(parse_helper_args({"--network=off", "--", "true"}).ok());       // no mode
   EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--", "true"}).ok());        // no network

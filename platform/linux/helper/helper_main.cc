@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "platform/linux/capability_drop.h"
+#include "platform/linux/helper/console.h"
 #include "platform/linux/helper/proxy_ports.h"
 #include "platform/linux/helper/run_command.h"
 #include "platform/linux/helper_config.h"
@@ -116,6 +117,13 @@ int main(int argc, char** argv) {
     check("handover", lb::hand_over(config, opened_ports ? &*opened_ports : nullptr, std::move(exec_listener)));
   }
 
+  bool own_terminal = false;
+  if (config.console_fd >= 0) {
+    codexd::Result<bool> console = lb::take_console(config.console_fd);
+    if (!console.ok()) fail("console", console.status().to_string());
+    own_terminal = *console;
+  }
+
   // No core files (they would land in the writable cwd and may hold secrets); a core_pattern
   // pipe handler configured on the host still runs, that is host policy.
   struct rlimit no_core {0, 0};
@@ -130,6 +138,6 @@ int main(int argc, char** argv) {
   // Under exec supervision the daemon takes the first exec it is told about for the command
   // itself (already decided): so the PATH search happens here, and only one execve follows.
   std::string program = config.supervise_exec ? lb::find_program(config.command.front()) : config.command.front();
-  if (config.init) lb::run_under_init(program.c_str(), command.data());
+  if (config.init) lb::run_under_init(program.c_str(), command.data(), own_terminal);
   lb::exec_command(program.c_str(), command.data());
 }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "platform/linux/helper/console.h"
 #include "platform/posix/forwarded_signals.h"
 
 namespace codexd::sandbox::linux_backend {
@@ -85,7 +86,7 @@ void exec_command(const char* program, char* const* argv) {
   _exit(kCannotExecute);
 }
 
-void run_under_init(const char* program, char* const* argv) {
+void run_under_init(const char* program, char* const* argv, bool own_terminal) {
   // bwrap was started with the forwarded signals ignored; an init needs them delivered.
   // Blocked signals are queued even for pid 1, so they wait for sigwaitinfo below.
   reset_signals_to_default();
@@ -102,21 +103,29 @@ void run_under_init(const char* program, char* const* argv) {
     _exit(kCannotExecute);
   }
   if (child == 0) {
-    setpgid(0, 0);
-    if (tty) take_terminal_foreground();
+    if (own_terminal) {
+      become_terminal_session_leader();  // its session is its group: the forwarding below works
+    } else {
+      setpgid(0, 0);
+      if (tty) take_terminal_foreground();
+    }
     reset_signals_to_default();
     exec_command(program, argv);
   }
-  // Both sides set the group, so neither order of running leaves a window.
-  setpgid(child, child);
-  if (tty) tcsetpgrp(STDIN_FILENO, child);
+  // Both sides set the group, so neither order of running leaves a window. Not for a session
+  // leader to be: setsid() fails for a process that already leads a group.
+  if (!own_terminal) {
+    setpgid(child, child);
+    if (tty) tcsetpgrp(STDIN_FILENO, child);
+  }
 
   for (;;) {
     siginfo_t info;
     int sig = sigwaitinfo(&waited, &info);
     if (sig < 0) continue;  // EINTR
     if (sig != SIGCHLD) {
-      kill(-child, sig);
+      // Before the child's setsid()/setpgid() its group does not exist yet: then to the child.
+      if (kill(-child, sig) != 0) kill(child, sig);
       continue;
     }
     int status = 0;

@@ -21,6 +21,8 @@ std::string find_program(const std::string& name);
 // process that ends up orphaned in the sandbox, and _exits with the command's status (128+N
 // when a signal killed it: pid 1 cannot die of a signal it handles). Exits at once when the
 // command exits; the kernel then ends whatever else is left in the pid namespace.
-[[noreturn]] void run_under_init(const char* program, char* const* argv);
+// `own_terminal` (take_console put the sandbox's PTY on stdin): the command gets its own
+// session with that PTY as its controlling terminal instead.
+[[noreturn]] void run_under_init(const char* program, char* const* argv, bool own_terminal);
 
 }  // namespace codexd::sandbox::linux_backend
