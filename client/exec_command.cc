@@ -143,7 +143,7 @@ std::optional<v1::ExecCommandRequest> build_request(const ClientOptions& options
   // A terminal gets everything the daemon retained (no model budget); --json keeps Codex's.
   if (args.max_output_tokens) request.set_max_output_tokens(*args.max_output_tokens);
   else if (!options.json) request.set_max_output_tokens(1'000'000);
-  if (args.escalate) request.set_sandbox_permissions(v1::REQUIRE_ESCALATED);
+  request.set_sandbox_permissions(args.escalate ? v1::REQUIRE_ESCALATED : v1::USE_DEFAULT);
   request.set_justification(args.justification);
   for (const auto& kv : args.env) {
     auto eq = kv.find('=');

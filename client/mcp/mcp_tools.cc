@@ -262,7 +262,7 @@ std::unique_ptr<ToolCall> start_exec_command(const std::shared_ptr<grpc::Channel
   request.set_tty(tty.value_or(false));
   if (yield) request.set_yield_time_ms(static_cast<uint32_t>(*yield));
   if (tokens) request.set_max_output_tokens(static_cast<uint32_t>(*tokens));
-  if (permissions == "require_escalated") request.set_sandbox_permissions(v1::REQUIRE_ESCALATED);
+  request.set_sandbox_permissions(permissions == "require_escalated" ? v1::REQUIRE_ESCALATED : v1::USE_DEFAULT);
   if (justification) request.set_justification(*justification);
   if (prefix_rule) *request.mutable_prefix_rule() = {prefix_rule->begin(), prefix_rule->end()};
 

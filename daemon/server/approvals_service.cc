@@ -136,9 +136,14 @@ grpc::ServerUnaryReactor* ApprovalsService::ResolveApproval(grpc::CallbackServer
     case v1::APPROVED_EXECPOLICY_AMENDMENT: decision = orchestrator::ReviewDecision::kApprovedWithAmendment; break;
     case v1::DENIED: decision = orchestrator::ReviewDecision::kDenied; break;
     case v1::ABORT: decision = orchestrator::ReviewDecision::kAbort; break;
-    default:
-      reactor->finish(InvalidArgument("`decision` must be APPROVED, APPROVED_FOR_SESSION, APPROVED_EXECPOLICY_AMENDMENT, DENIED or ABORT"));
+    default: {
+      const std::string got = request->decision() == v1::REVIEW_DECISION_UNSPECIFIED
+                                  ? "unset, REVIEW_DECISION_UNSPECIFIED"
+                                  : std::to_string(request->decision());
+      reactor->finish(InvalidArgument(
+          "`decision` must be APPROVED, APPROVED_FOR_SESSION, APPROVED_EXECPOLICY_AMENDMENT, DENIED or ABORT (got " + got + ")"));
       return reactor;
+    }
   }
   on_core(core_, [this, reactor, id = request->approval_id(), decision, uid = caller->uid, agent = caller->agent_id,
                    rationale = request->rationale()] {

@@ -170,20 +170,16 @@ grpc::ServerUnaryReactor* ExecService::Cancel(grpc::CallbackServerContext* ctx, 
   auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
   Status st = validate_session_id(request->session_id());
-  exec::ExecEngine::CancelMode mode = exec::ExecEngine::CancelMode::kTerminate;
-  switch (request->mode()) {
-    case v1::CancelRequest::TERMINATE: break;
-    case v1::CancelRequest::INTERRUPT: mode = exec::ExecEngine::CancelMode::kInterrupt; break;
-    case v1::CancelRequest::KILL: mode = exec::ExecEngine::CancelMode::kKill; break;
-    default: st = InvalidArgument("`mode` must be TERMINATE, INTERRUPT or KILL");
-  }
+  Result<exec::ExecEngine::CancelMode> mode = validate_cancel_mode(request->mode());
+  if (st.ok()) st = mode.status();
   uint32_t grace = request->has_grace_ms() ? request->grace_ms() : 2000;
   if (st.ok() && grace > 60000) st = InvalidArgument("`grace_ms` must be at most 60000");
   if (!st.ok()) {
     reactor->finish(st);
     return reactor;
   }
-  on_core(core_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(), mode, grace] {
+  on_core(core_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(), mode = *mode,
+                   grace] {
     auto r = deps_.engine->cancel(requester, id, mode, std::chrono::milliseconds(grace));
     if (!r.ok()) {
       reactor->finish(r.status());

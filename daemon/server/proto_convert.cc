@@ -68,6 +68,14 @@ v1::SandboxBackend to_proto(sandbox::Backend backend) {
   return v1::SANDBOX_NONE;
 }
 
+v1::SandboxBackend backend_to_proto(std::string_view name) {
+  for (sandbox::Backend backend : {sandbox::Backend::kNone, sandbox::Backend::kLinuxBwrap, sandbox::Backend::kLinuxLandlock,
+                                   sandbox::Backend::kMacosSeatbelt, sandbox::Backend::kWindowsRestrictedToken}) {
+    if (sandbox::to_string(backend) == name) return to_proto(backend);
+  }
+  return v1::SANDBOX_NONE;
+}
+
 v1::Decision to_proto(policy::Decision decision) {
   switch (decision) {
     case policy::Decision::kAllow: return v1::ALLOW;
@@ -108,6 +116,11 @@ static void fill_sandbox_summary(const orchestrator::SandboxSummaryText& s, v1::
   for (const auto& p : s.protected_paths) out->add_protected_paths(p);
 }
 
+void fill_sandbox_summary(const sandbox::SandboxSpec& spec, sandbox::Backend backend, v1::SandboxSummary* out) {
+  fill_sandbox_summary(orchestrator::Orchestrator::summarize(spec, backend), out);
+  out->set_backend(to_proto(backend));
+}
+
 void fill_plan(const orchestrator::ExecPlan& plan, v1::ExecPlan* out) {
   for (const auto& a : plan.request.argv) out->add_argv(a);
   out->set_workdir(plan.request.workdir);
@@ -116,9 +129,7 @@ void fill_plan(const orchestrator::ExecPlan& plan, v1::ExecPlan* out) {
   for (const auto& m : plan.requirement.matched_rules) fill_rule_match(m, out->add_matched_rules());
   fill_requirement(plan.requirement, out->mutable_requirement());
   out->set_approval_policy(policy::approval_policy_name(plan.approval_policy));
-  auto summary = orchestrator::Orchestrator::summarize(plan.sandbox_spec, plan.backend);
-  fill_sandbox_summary(summary, out->mutable_sandbox());
-  out->mutable_sandbox()->set_backend(to_proto(plan.backend));
+  fill_sandbox_summary(plan.sandbox_spec, plan.backend, out->mutable_sandbox());
   for (const auto& a : plan.launch.argv) out->add_launch_argv(a);
   for (const auto& r : plan.sandbox_rules) out->add_sandbox_rules(r);
   out->set_run_as_uid(plan.run_as.uid);
@@ -181,6 +192,7 @@ void fill_exec_result(const exec::UnifiedOutcome& outcome, v1::ExecResult* out) 
 }
 
 void fill_exec_result(const orchestrator::CommandResult& result, v1::ExecResult* out) {
+  out->set_sandbox(v1::SANDBOX_NONE);  // nothing ran (a rejection) unless a backend is set below
   if (result.plan) {
     out->set_attempt(result.plan->attempt);
     if (result.plan->request.dry_run && !result.rejection) fill_plan(*result.plan, out->mutable_plan());
@@ -202,6 +214,7 @@ void fill_exec_result(const orchestrator::CommandResult& result, v1::ExecResult*
 }
 
 void fill_run_response(const orchestrator::CommandResult& result, v1::RunCommandResponse* out) {
+  out->set_sandbox(v1::SANDBOX_NONE);  // nothing ran (a rejection) unless a backend is set below
   if (result.plan) {
     out->set_attempt(result.plan->attempt);
     if (result.plan->request.dry_run && !result.rejection) {
@@ -269,10 +282,7 @@ void fill_approval(const orchestrator::ApprovalTicket& t, v1::ApprovalRequest* o
   out->mutable_reason()->set_justification(t.reason.justification);
   for (const auto& m : t.matched_rules) fill_rule_match(m, out->add_matched_rules());
   fill_sandbox_summary(t.sandbox, out->mutable_sandbox());
-  if (t.sandbox.backend == "linux-bwrap") out->mutable_sandbox()->set_backend(v1::SANDBOX_LINUX_BWRAP);
-  else if (t.sandbox.backend == "linux-landlock") out->mutable_sandbox()->set_backend(v1::SANDBOX_LINUX_LANDLOCK);
-  else if (t.sandbox.backend == "macos-seatbelt") out->mutable_sandbox()->set_backend(v1::SANDBOX_MACOS_SEATBELT);
-  else if (t.sandbox.backend == "windows-restricted-token") out->mutable_sandbox()->set_backend(v1::SANDBOX_WINDOWS_RESTRICTED_TOKEN);
+  out->mutable_sandbox()->set_backend(backend_to_proto(t.sandbox.backend));
   out->set_created_at_unix_ms(unix_ms(t.created_at));
   if (t.expires_at) out->set_expires_at_unix_ms(unix_ms(*t.expires_at));
   out->set_turn_id(t.turn_id);

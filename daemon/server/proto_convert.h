@@ -1,6 +1,8 @@
 // Daemon values -> codexd.v1 messages.
 #pragma once
 
+#include <string_view>
+
 #include "codexd/v1/admin.pb.h"
 #include "codexd/v1/approvals.pb.h"
 #include "codexd/v1/common.pb.h"
@@ -12,10 +14,17 @@
 
 namespace codexd::server {
 
+// Always a real backend (SANDBOX_NONE included), never SANDBOX_BACKEND_UNSPECIFIED: clients
+// read the field as "which sandbox", and an unset one would say nothing.
 v1::SandboxBackend to_proto(sandbox::Backend backend);
+// The same from sandbox::to_string's name (what an approval ticket keeps); an unknown name is
+// SANDBOX_NONE.
+v1::SandboxBackend backend_to_proto(std::string_view name);
 v1::Decision to_proto(policy::Decision decision);
 void fill_rule_match(const policy::RuleMatch& match, v1::RuleMatch* out);
 void fill_requirement(const policy::ExecRequirement& requirement, v1::ApprovalRequirement* out);
+// The sandbox that `spec` and `backend` make, with its backend always set.
+void fill_sandbox_summary(const sandbox::SandboxSpec& spec, sandbox::Backend backend, v1::SandboxSummary* out);
 void fill_plan(const orchestrator::ExecPlan& plan, v1::ExecPlan* out);
 void fill_rejection(const orchestrator::ExecRequest& request, const orchestrator::Rejection& rejection,
                     v1::Rejection* out, std::string* model_text);

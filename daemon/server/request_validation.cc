@@ -137,11 +137,7 @@ Result<orchestrator::ExecRequest> validate_common(const Req& request, const conf
     CODEXD_RETURN_IF_ERROR(check_text("prefix_rule", token, kMaxPathBytes));
     out.prefix_rule.push_back(token);
   }
-  switch (request.sandbox_permissions()) {
-    case v1::USE_DEFAULT: break;
-    case v1::REQUIRE_ESCALATED: out.require_escalated = true; break;
-    default: return InvalidArgument("`sandbox_permissions` must be USE_DEFAULT or REQUIRE_ESCALATED");
-  }
+  CODEXD_ASSIGN_OR_RETURN(out.require_escalated, validate_sandbox_permissions(request.sandbox_permissions()));
   out.justification = request.justification();
   out.turn_id = request.turn_id();
   out.call_id = request.call_id();
@@ -277,6 +273,7 @@ Result<std::vector<std::string>> validate_policy_check(const v1::CheckPolicyRequ
   if (!has_cmd && !has_argv) return InvalidArgument("missing command: set `cmd` or `argv`");
   CODEXD_RETURN_IF_ERROR(check_absolute_path("workdir", request.workdir(), false));
   CODEXD_RETURN_IF_ERROR(check_absolute_path("shell", request.shell(), false));
+  CODEXD_RETURN_IF_ERROR(validate_sandbox_permissions(request.sandbox_permissions()).status());
   if (has_cmd) {
     CODEXD_RETURN_IF_ERROR(check_text("cmd", request.cmd(), kMaxCommandBytes));
     std::string shell = request.shell().empty() ? config.exec.default_shell : request.shell();
@@ -289,6 +286,32 @@ Result<std::vector<std::string>> validate_policy_check(const v1::CheckPolicyRequ
   }
   if (total > kMaxCommandBytes) return too_big("argv", total, kMaxCommandBytes);
   return std::vector<std::string>(request.argv().begin(), request.argv().end());
+}
+
+Result<bool> validate_sandbox_permissions(v1::SandboxPermissions permissions) {
+  switch (permissions) {
+    case v1::SANDBOX_PERMISSIONS_UNSPECIFIED:
+    case v1::USE_DEFAULT: return false;
+    case v1::REQUIRE_ESCALATED: return true;
+    default:
+      return InvalidArgument("`sandbox_permissions` is " + std::to_string(permissions) +
+                             ", not a SandboxPermissions value: use USE_DEFAULT (1; unset means the same) or "
+                             "REQUIRE_ESCALATED (2)");
+  }
+}
+
+Result<exec::ExecEngine::CancelMode> validate_cancel_mode(v1::CancelRequest::Mode mode) {
+  using CancelMode = exec::ExecEngine::CancelMode;
+  switch (mode) {
+    case v1::CancelRequest::MODE_UNSPECIFIED:
+    case v1::CancelRequest::TERMINATE: return CancelMode::kTerminate;
+    case v1::CancelRequest::INTERRUPT: return CancelMode::kInterrupt;
+    case v1::CancelRequest::KILL: return CancelMode::kKill;
+    default:
+      return InvalidArgument("`mode` is " + std::to_string(mode) +
+                             ", not a CancelRequest.Mode value: use TERMINATE (1; unset means the same), INTERRUPT (2) "
+                             "or KILL (3)");
+  }
 }
 
 }  // namespace codexd::server

@@ -6,6 +6,7 @@
 #include "codexd/v1/policy.pb.h"
 #include "codexd/v1/sandbox.pb.h"
 #include "daemon/config/config.h"
+#include "daemon/exec/exec_engine.h"
 #include "daemon/orchestrator/exec_request.h"
 #include "daemon/orchestrator/launch_builder.h"
 #include "platform/sandbox/sandbox.h"
@@ -51,5 +52,12 @@ Status validate_max_output_tokens(bool has, uint32_t value);
 // Poll.from_offset: a re-read needs an output budget (max_output_tokens > 0) to move forward.
 Status validate_poll_from_offset(const v1::PollRequest& request);
 Result<std::vector<std::string>> validate_policy_check(const v1::CheckPolicyRequest& request, const config::Config& config);
+// `sandbox_permissions` of ExecCommand, RunCommand and CheckPolicy: true when the request asks
+// to run outside the sandbox. Unset (SANDBOX_PERMISSIONS_UNSPECIFIED) is USE_DEFAULT; a number
+// outside the enum (a newer or broken client) is INVALID_ARGUMENT naming the values to use.
+Result<bool> validate_sandbox_permissions(v1::SandboxPermissions permissions);
+// Cancel's `mode`: unset (MODE_UNSPECIFIED) is TERMINATE; a number outside the enum is
+// INVALID_ARGUMENT naming the values to use.
+Result<exec::ExecEngine::CancelMode> validate_cancel_mode(v1::CancelRequest::Mode mode);
 
 }  // namespace codexd::server

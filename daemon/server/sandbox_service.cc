@@ -26,8 +26,10 @@ void fill_one_shot(const exec::OneShotOutcome& r, sandbox::Backend backend, v1::
   fill_usage(r.usage, response->mutable_usage());
 }
 
-void fill_launch_plan(const orchestrator::BuiltLaunch& built, const std::string& workdir, v1::ExecPlan* out) {
+void fill_launch_plan(const orchestrator::BuiltLaunch& built, const sandbox::SandboxSpec& spec, const std::string& workdir,
+                      v1::ExecPlan* out) {
   out->set_workdir(workdir);
+  fill_sandbox_summary(spec, built.plan.backend, out->mutable_sandbox());
   for (const auto& e : built.spec.env) out->add_env(e);
   for (const auto& a : built.spec.argv) out->add_launch_argv(a);
   for (const auto& r : built.plan.rules) out->add_sandbox_rules(r);
@@ -76,6 +78,7 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
   }
   auto built = launches.build(*run_as, *spec, /*confined=*/true, input->launch, forced.get());
   if (!built.ok()) {
+    response->set_sandbox(v1::SANDBOX_NONE);  // nothing ran
     response->mutable_rejection()->set_reason(v1::Rejection::SANDBOX_UNAVAILABLE);
     response->mutable_rejection()->set_message(built.status().message());
     response->set_text("sandbox unavailable: " + built.status().message());
@@ -86,7 +89,7 @@ grpc::ServerUnaryReactor* SandboxService::RunSandboxed(grpc::CallbackServerConte
   response->set_sandbox(to_proto(backend));
   if (input->plan_only) {
     response->set_text(sandbox::format_launch_plan(built->plan));
-    fill_launch_plan(*built, input->launch.workdir, response->mutable_plan());
+    fill_launch_plan(*built, *spec, input->launch.workdir, response->mutable_plan());
     reactor->finish(grpc::Status::OK);
     return reactor;
   }

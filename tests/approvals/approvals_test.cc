@@ -343,8 +343,9 @@ TEST_F(Approvals, FirstAnswerWinsLaterAnswersFailAndUnknownIdsAreNotFound) {
   EXPECT_FALSE(exists(ws("race")));
   EXPECT_EQ(reviewer_->resolve("apr_0123456789abcdef", v1::APPROVED).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(reviewer_->resolve("", v1::APPROVED).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(reviewer_->resolve(request.approval_id(), v1::REVIEW_DECISION_UNSPECIFIED).error_code(),
-            grpc::StatusCode::INVALID_ARGUMENT);
+  const grpc::Status unset = reviewer_->resolve(request.approval_id(), v1::REVIEW_DECISION_UNSPECIFIED);
+  EXPECT_EQ(unset.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(unset.error_message(), HasSubstr("(got unset, REVIEW_DECISION_UNSPECIFIED)"));
 }
 
 TEST_F(Approvals, AReviewerConnectingLateSeesPendingRequestsFirst) {

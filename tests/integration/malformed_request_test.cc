@@ -19,6 +19,7 @@
 #include <future>
 
 #include "codexd/v1/approvals.grpc.pb.h"
+#include "codexd/v1/policy.grpc.pb.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
 #include "tests/integration/process_probe.h"
@@ -28,6 +29,11 @@ namespace {
 
 using ::testing::HasSubstr;
 using Code = grpc::StatusCode;
+
+// What a sandbox_permissions of 7 (no such value) is told, by every RPC that takes one.
+constexpr const char* kBadSandboxPermissions =
+    "`sandbox_permissions` is 7, not a SandboxPermissions value: use USE_DEFAULT (1; unset means the same) or "
+    "REQUIRE_ESCALATED (2)";
 
 class MalformedRequestTest : public ::testing::Test {
  protected:
@@ -129,11 +135,54 @@ TEST_F(MalformedRequestTest, ExecCommandFieldsAreValidated) {
 
   auto permissions = argv_request(daemon_, {"/bin/true"});
   permissions.set_sandbox_permissions(static_cast<v1::SandboxPermissions>(7));
-  EXPECT_STATUS(exec(permissions), Code::INVALID_ARGUMENT,
-                "`sandbox_permissions` must be USE_DEFAULT or REQUIRE_ESCALATED");
+  EXPECT_STATUS(exec(permissions), Code::INVALID_ARGUMENT, kBadSandboxPermissions);
   auto label = argv_request(daemon_, {"/bin/true"});
   label.set_call_id(std::string(257, 'c'));
   EXPECT_STATUS(exec(label), Code::INVALID_ARGUMENT, "`call_id` is 257 bytes; the limit is 256");
+}
+
+// Every enum's 0 value is <ENUM>_UNSPECIFIED, what a client that leaves the field unset sends:
+// for sandbox_permissions it means USE_DEFAULT, for Cancel's mode TERMINATE. A number outside
+// the enum is INVALID_ARGUMENT from every RPC that takes it.
+TEST_F(MalformedRequestTest, UnsetEnumsMeanTheirDefaultsAndUnknownNumbersAreRejected) {
+  auto unset = argv_request(daemon_, {"/bin/echo", "unset"});
+  unset.set_sandbox_permissions(v1::SANDBOX_PERMISSIONS_UNSPECIFIED);
+  auto ran = exec_command(*stub_, unset);
+  ASSERT_TRUE(ran.status.ok()) << describe(ran.status);
+  EXPECT_EQ(ran.result.output(), "unset\n");
+  EXPECT_EQ(ran.result.sandbox(), v1::SANDBOX_NONE) << "an unsandboxed daemon says so explicitly";
+
+  v1::RunCommandRequest run_request;
+  run_request.add_argv("/bin/true");
+  run_request.set_workdir(daemon_.workspace());
+  run_request.set_sandbox_permissions(static_cast<v1::SandboxPermissions>(7));
+  EXPECT_STATUS(run(run_request), Code::INVALID_ARGUMENT, kBadSandboxPermissions);
+
+  auto policy = v1::Policy::NewStub(daemon_.channel());
+  v1::CheckPolicyRequest check;
+  check.add_argv("ls");
+  check.set_sandbox_permissions(static_cast<v1::SandboxPermissions>(7));
+  {
+    grpc::ClientContext context;
+    v1::CheckPolicyResponse response;
+    EXPECT_STATUS(policy->CheckPolicy(&context, check, &response), Code::INVALID_ARGUMENT, kBadSandboxPermissions);
+  }
+
+  // Cancel with the mode unset: SIGTERM, as TERMINATE.
+  auto started = exec_command(*stub_, argv_request(daemon_, {"/bin/sleep", "30"}, 250));
+  ASSERT_TRUE(started.status.ok() && started.result.has_session_id()) << describe(started.status);
+  {
+    grpc::ClientContext context;
+    v1::CancelRequest request;
+    request.set_session_id(started.result.session_id());
+    v1::CancelResponse response;
+    ASSERT_TRUE(stub_->Cancel(&context, request, &response).ok());
+    EXPECT_TRUE(response.was_running());
+  }
+  auto ended = follow_until_exit(*stub_, started.result);
+  ASSERT_TRUE(ended.exited) << describe(ended.status);
+  EXPECT_EQ(ended.last.signal(), SIGTERM);
+  EXPECT_EQ(ended.last.termination(), v1::CANCELLED);
 }
 
 TEST_F(MalformedRequestTest, WithLoginShellsDisabledCmdRunsWithDashC) {
@@ -219,7 +268,9 @@ TEST_F(MalformedRequestTest, SessionCallsValidateIdsAndSizes) {
     c.set_session_id(id);
     c.set_mode(static_cast<v1::CancelRequest::Mode>(9));
     v1::CancelResponse response;
-    EXPECT_STATUS(stub_->Cancel(&context, c, &response), Code::INVALID_ARGUMENT, "`mode` must be TERMINATE, INTERRUPT or KILL");
+    EXPECT_STATUS(stub_->Cancel(&context, c, &response), Code::INVALID_ARGUMENT,
+                  "`mode` is 9, not a CancelRequest.Mode value: use TERMINATE (1; unset means the same), INTERRUPT (2) "
+                  "or KILL (3)");
   }
   EXPECT_STATUS(cancel(*stub_, id, v1::CancelRequest::TERMINATE, 60'001), Code::INVALID_ARGUMENT,
                 "`grace_ms` must be at most 60000");

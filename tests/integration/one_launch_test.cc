@@ -99,6 +99,11 @@ TEST_F(OneLaunchTest, RunCommandAndRunSandboxedBuildTheSameLaunch) {
   EXPECT_EQ(strings(orchestrated.env()), strings(debug.env()));
   EXPECT_EQ(strings(orchestrated.sandbox_rules()), strings(debug.sandbox_rules()));
   EXPECT_EQ(orchestrated.run_as_uid(), debug.run_as_uid());
+  // Both plans describe their sandbox the same way, backend included (never left unset).
+  EXPECT_EQ(debug.sandbox().backend(), sandboxed.sandbox());
+  EXPECT_EQ(orchestrated.sandbox().backend(), debug.sandbox().backend());
+  EXPECT_EQ(orchestrated.sandbox().mode(), debug.sandbox().mode());
+  EXPECT_EQ(strings(orchestrated.sandbox().writable_roots()), strings(debug.sandbox().writable_roots()));
   EXPECT_THAT(strings(debug.sandbox_rules()), ::testing::Contains(::testing::HasSubstr(tmpdir_.path())))
       << "the daemon's $TMPDIR is a writable root for every entry point";
   EXPECT_THAT(strings(orchestrated.sandbox_rules()),

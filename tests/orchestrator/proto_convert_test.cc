@@ -73,5 +73,32 @@ TEST(ApprovalToProto, ResolvedEventsNameTheirSource) {
   EXPECT_EQ(out.resolved().resolved_by_uid(), 0u);
 }
 
+// SandboxBackend's 0 is UNSPECIFIED, which the daemon never sends: a result where nothing ran
+// says SANDBOX_NONE explicitly, not the backend that would have run.
+TEST(ResultToProto, ARejectionSaysNoSandboxExplicitly) {
+  auto plan = std::make_shared<orchestrator::ExecPlan>();
+  plan->backend = sandbox::Backend::kLinuxBwrap;
+  orchestrator::CommandResult result;
+  result.plan = plan;
+  result.rejection = orchestrator::Rejection{orchestrator::Rejection::Reason::kForbiddenByPolicy, "forbidden", ""};
+  v1::ExecResult exec;
+  fill_exec_result(result, &exec);
+  EXPECT_EQ(exec.sandbox(), v1::SANDBOX_NONE);
+  EXPECT_EQ(exec.rejection().reason(), v1::Rejection::FORBIDDEN_BY_POLICY);
+  v1::RunCommandResponse run;
+  fill_run_response(result, &run);
+  EXPECT_EQ(run.sandbox(), v1::SANDBOX_NONE);
+}
+
+TEST(ResultToProto, BackendNamesMapToRealBackendsOnly) {
+  for (auto backend : {sandbox::Backend::kNone, sandbox::Backend::kLinuxBwrap, sandbox::Backend::kLinuxLandlock,
+                       sandbox::Backend::kMacosSeatbelt, sandbox::Backend::kWindowsRestrictedToken}) {
+    EXPECT_NE(to_proto(backend), v1::SANDBOX_BACKEND_UNSPECIFIED) << sandbox::to_string(backend);
+    EXPECT_EQ(backend_to_proto(sandbox::to_string(backend)), to_proto(backend)) << sandbox::to_string(backend);
+  }
+  EXPECT_EQ(backend_to_proto("no-such-backend"), v1::SANDBOX_NONE);
+  EXPECT_EQ(backend_to_proto(""), v1::SANDBOX_NONE);
+}
+
 }  // namespace
 }  // namespace codexd::server
