@@ -72,7 +72,11 @@ int run_status(const ClientOptions& options) {
   std::printf("policy:    %u rules, approval policy %s\n", p.rule_count(), p.approval_policy().c_str());
   for (const auto& warning : p.warnings()) std::printf("  WARNING: %s\n", warning.c_str());
   for (const auto& f : p.files()) {
-    std::printf("  %s %s\n", f.loaded() ? "ok    " : "FAILED", f.path().c_str());
+    if (f.loaded()) {
+      std::printf("  ok     %s (%u rule%s)\n", f.path().c_str(), f.rule_count(), f.rule_count() == 1 ? "" : "s");
+    } else {
+      std::printf("  FAILED %s\n", f.path().c_str());
+    }
     if (!f.error().empty()) std::printf("         %s\n", f.error().c_str());
   }
   if (!p.last_error().empty()) std::printf("  last reload failed; previous policy in force:\n  %s\n", p.last_error().c_str());

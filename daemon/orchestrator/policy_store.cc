@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <unordered_map>
 #include <utility>
 
 #include "daemon/config/config.h"
@@ -70,6 +71,21 @@ std::string comma_list(const std::vector<std::string>& items) {
   std::string text;
   for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
   return text;
+}
+
+// Each rule's source is "file:line:col" (the file may itself contain ':'): its file is all but
+// the last two fields.
+void count_rules_per_file(const policy::Policy& policy, std::vector<PolicyFileState>& files) {
+  std::unordered_map<std::string, size_t> counts;
+  for (const policy::PrefixRule& rule : policy.rules()) {
+    const size_t col = rule.source.rfind(':');
+    const size_t line = col == std::string::npos || col == 0 ? std::string::npos : rule.source.rfind(':', col - 1);
+    if (line != std::string::npos) ++counts[rule.source.substr(0, line)];
+  }
+  for (PolicyFileState& file : files) {
+    auto it = counts.find(file.path);
+    file.rule_count = it == counts.end() ? 0 : it->second;
+  }
 }
 
 std::vector<std::string> warnings_for(const std::string& default_rules, bool builtin, size_t rule_count,
@@ -166,6 +182,7 @@ ReloadResult PolicyStore::reload_files() {
     return result;
   }
   previous = std::exchange(state_.policy, loaded.policy);
+  count_rules_per_file(*loaded.policy, file_states);
   state_.files = file_states;
   state_.rule_count = loaded.policy->rule_count();
   state_.warnings = warnings_for(default_rules_, builtin, state_.rule_count, directories_);

@@ -17,6 +17,7 @@ struct PolicyFileState {
   std::string path;
   bool loaded = false;
   std::string error;  // file:line:col: message
+  size_t rule_count = 0;  // prefix rules from this file in the policy in force
 };
 
 struct PolicyState {

@@ -93,6 +93,7 @@ void fill_policy_status(const orchestrator::PolicyState& state, const std::strin
     file->set_path(f.path);
     file->set_loaded(f.loaded);
     file->set_error(f.error);
+    file->set_rule_count(static_cast<uint32_t>(f.rule_count));
   }
   out->set_rule_count(static_cast<uint32_t>(state.rule_count));
   out->set_loaded_at_unix_ms(unix_ms(state.loaded_at));

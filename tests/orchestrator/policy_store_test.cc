@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "policies/builtin_rules.h"
@@ -102,6 +103,25 @@ TEST(PolicyStore, AFailedReloadKeepsThePolicyInForceAndItsWarnings) {
   EXPECT_THAT(failed.errors[0], HasSubstr(dir.sub("rules/bad.rules") + ":1:"));
   EXPECT_EQ(store.state().rule_count, 0u);
   EXPECT_THAT(store.state().warnings, SizeIs(1));
+}
+
+TEST(PolicyStore, EachFileReportsHowManyRulesItContributes) {
+  testing::TempDir dir("codexd-policy-store");
+  const std::string rules = dir.make_dir("rules");
+  // A ':' in the name: the file is what precedes ":line:col" in each rule's source.
+  dir.make_file("rules/a:b.rules",
+                "prefix_rule(pattern = [\"git\", \"push\"], decision = \"prompt\")\n"
+                "prefix_rule(pattern = [\"rm\"], decision = \"forbidden\")\n");
+  dir.make_file("rules/c.rules", "prefix_rule(pattern = [\"ls\"], decision = \"allow\")\n");
+  dir.make_file("rules/empty.rules", "# nothing yet\n");
+  PolicyStore store("", {rules});
+  ASSERT_TRUE(store.reload().ok);
+  std::map<std::string, size_t> counts;
+  for (const PolicyFileState& file : store.state().files) counts[file.path] = file.rule_count;
+  EXPECT_EQ(counts[dir.sub("rules/a:b.rules")], 2u);
+  EXPECT_EQ(counts[dir.sub("rules/c.rules")], 1u);
+  EXPECT_EQ(counts[dir.sub("rules/empty.rules")], 0u);
+  EXPECT_EQ(store.state().rule_count, 3u);
 }
 
 }  // namespace
