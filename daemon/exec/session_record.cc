@@ -99,8 +99,18 @@ Result<SessionRecord> read_session_record(const std::string& dir) {
     if (j.contains("group")) r.group_place = j.at("group").get<std::string>();
     if (j.contains("memory_max")) r.memory_max = j.at("memory_max").get<uint64_t>();
     if (j.contains("pids_max")) r.pids_max = j.at("pids_max").get<uint64_t>();
-    m.sandbox = static_cast<sandbox::Backend>(j.at("sandbox").get<int>());
-    m.network = static_cast<sandbox::NetworkMode>(j.at("network").get<int>());
+    // The daemon's own enum numbers; a number out of range is a corrupt record, never an
+    // enum value that names nothing.
+    const int backend = j.at("sandbox").get<int>();
+    const int network = j.at("network").get<int>();
+    if (backend < 0 || backend > static_cast<int>(sandbox::Backend::kWindowsRestrictedToken)) {
+      return InvalidArgument(path + ": sandbox " + std::to_string(backend) + " is not a sandbox backend");
+    }
+    if (network < 0 || network > static_cast<int>(sandbox::NetworkMode::kHost)) {
+      return InvalidArgument(path + ": network " + std::to_string(network) + " is not a network mode");
+    }
+    m.sandbox = static_cast<sandbox::Backend>(backend);
+    m.network = static_cast<sandbox::NetworkMode>(network);
     m.started_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(j.at("started_at_ms").get<int64_t>()));
     return r;
   } catch (const std::exception& e) {
