@@ -207,7 +207,7 @@ int run(int argc, char** argv) {
 
   bool no_view = false, no_notify = false;
   auto* approvals_cmd = app.add_subcommand(
-      "approvals", "Pending approvals: on a terminal, a live full-screen view to answer them (keys: a s r d x q); else the list");
+      "approvals", "Pending approvals: on a terminal a live full-screen view to answer them, else the list");
   approvals_cmd->add_flag("--no-tui", no_view, "Print the list (as `approvals list`) even on a terminal");
   approvals_cmd->add_flag("--no-notify", no_notify, "In the view: no desktop notification (notify-send) for a new request");
   approvals_cmd->add_subcommand("list", "List pending approvals")->callback([&] { result = run_approvals_list(options); });
