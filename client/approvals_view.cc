@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -36,6 +37,7 @@ constexpr const char* kNotificationSummary = "codexd: approval needed";
 volatile int g_wake_fd = -1;
 
 void forward_signal(int sig) {
+  if (g_wake_fd < 0) return;
   const int saved_errno = errno;
   const char byte = static_cast<char>(sig);  // never 0, which is the feed's byte
   (void)!::write(g_wake_fd, &byte, 1);
@@ -234,13 +236,28 @@ class WakePipe {
   int fds_[2] = {-1, -1};
 };
 
-void forward_signals_to(int wake_fd) {
-  g_wake_fd = wake_fd;
-  struct sigaction action {};
-  action.sa_handler = forward_signal;
-  sigemptyset(&action.sa_mask);
-  for (int sig : {SIGWINCH, SIGTERM, SIGHUP, SIGINT}) ::sigaction(sig, &action, nullptr);
-}
+// While it lives, the signals the view handles itself go to the wake pipe as their number;
+// then the handlers before it (FullScreen's restore-and-die) are back.
+class SignalForwarding {
+ public:
+  explicit SignalForwarding(int wake_fd) {
+    g_wake_fd = wake_fd;
+    struct sigaction action {};
+    action.sa_handler = forward_signal;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &previous_[i]);
+  }
+  ~SignalForwarding() {
+    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &previous_[i], nullptr);
+    g_wake_fd = -1;
+  }
+  SignalForwarding(const SignalForwarding&) = delete;
+  SignalForwarding& operator=(const SignalForwarding&) = delete;
+
+ private:
+  static constexpr std::array<int, 4> kSignals = {SIGWINCH, SIGTERM, SIGHUP, SIGINT};
+  std::array<struct sigaction, 4> previous_{};
+};
 
 // A channel that notices a restarted daemon within seconds (gRPC's own reconnect backoff
 // grows to two minutes).
@@ -272,7 +289,7 @@ int run_approvals_view(const ClientOptions& options, bool desktop_notifications)
     return kExitRpcError;
   }
   FullScreen screen;
-  forward_signals_to(wake.write_fd());  // after FullScreen: these replace its restore-and-die handlers
+  SignalForwarding signals(wake.write_fd());  // after FullScreen: over its restore-and-die handlers
   ApprovalsView view(options, channel, wake.read_fd(), wake.write_fd(), desktop_notifications);
   return view.run();
 }
