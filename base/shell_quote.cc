@@ -12,18 +12,6 @@ bool is_bare_safe(char c) {
          std::string_view("@%+=:,./_-").find(c) != std::string_view::npos;
 }
 
-// Code points that a terminal acts on or renders misleadingly.
-bool is_deceptive_code_point(uint32_t cp) {
-  if (cp < 0x20) return cp != '\n';
-  if (cp == 0x7F) return true;
-  if (cp >= 0x80 && cp <= 0x9F) return true;                         // C1 controls
-  if (cp == 0x061C || cp == 0x200E || cp == 0x200F) return true;     // bidi marks
-  if (cp >= 0x202A && cp <= 0x202E) return true;                     // bidi embeddings/overrides
-  if (cp >= 0x2066 && cp <= 0x2069) return true;                     // bidi isolates
-  if (cp == 0x200B || cp == 0x200C || cp == 0x200D || cp == 0x2060 || cp == 0xFEFF) return true;  // zero-width
-  return false;
-}
-
 // Length of the byte run at `i` that must be escaped (0: the byte at i can be written as is).
 size_t escaped_run_length(std::string_view word, size_t i) {
   size_t start = i;
@@ -55,6 +43,17 @@ void append_octal_escapes(std::string& out, std::string_view bytes) {
 }
 
 }  // namespace
+
+bool is_deceptive_code_point(uint32_t cp) {
+  if (cp < 0x20) return cp != '\n';
+  if (cp == 0x7F) return true;
+  if (cp >= 0x80 && cp <= 0x9F) return true;                         // C1 controls
+  if (cp == 0x061C || cp == 0x200E || cp == 0x200F) return true;     // bidi marks
+  if (cp >= 0x202A && cp <= 0x202E) return true;                     // bidi embeddings/overrides
+  if (cp >= 0x2066 && cp <= 0x2069) return true;                     // bidi isolates
+  if (cp == 0x200B || cp == 0x200C || cp == 0x200D || cp == 0x2060 || cp == 0xFEFF) return true;  // zero-width
+  return false;
+}
 
 std::string shell_quote(std::string_view word) {
   if (word.empty()) return "''";

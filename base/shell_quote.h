@@ -13,6 +13,7 @@
 // `policy::shlex_join` stays where Codex's exact output is the contract (execpolicy JSON).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,17 +21,27 @@
 namespace codexd {
 
 std::string shell_quote(std::string_view word);
+
+// Code points that a terminal acts on or renders misleadingly (C0 controls but newline, DEL,
+// C1 controls, bidi and zero-width format characters): what shell_quote never writes raw.
+bool is_deceptive_code_point(uint32_t cp);
 std::string shell_join(const std::vector<std::string>& argv);
+
+// Each of `words` through `quote` (a function of a std::string_view), joined by spaces.
+template <typename Range, typename Quote>
+std::string join_quoted(const Range& words, Quote quote) {
+  std::string out;
+  for (const auto& word : words) {
+    if (!out.empty()) out += ' ';
+    out += quote(std::string_view(word));
+  }
+  return out;
+}
 
 // For protobuf repeated fields and other ranges of strings.
 template <typename Range>
 std::string shell_join_range(const Range& words) {
-  std::string out;
-  for (const auto& word : words) {
-    if (!out.empty()) out += ' ';
-    out += shell_quote(std::string_view(word));
-  }
-  return out;
+  return join_quoted(words, [](std::string_view word) { return shell_quote(word); });
 }
 
 }  // namespace codexd

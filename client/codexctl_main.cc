@@ -205,12 +205,18 @@ int run(int argc, char** argv) {
   restart_cmd->add_option("--timeout-ms", restart_timeout_ms, "How long to wait for the new daemon (default 30000)");
   restart_cmd->callback([&] { result = run_daemon_restart(options, restart_timeout_ms); });
 
-  auto* approvals_cmd = app.add_subcommand("approvals", "List pending approvals, or `approvals watch` to answer them live");
+  bool no_view = false, no_notify = false;
+  auto* approvals_cmd = app.add_subcommand(
+      "approvals", "Pending approvals: on a terminal a live full-screen view to answer them, else the list");
+  approvals_cmd->add_flag("--no-tui", no_view, "Print the list (as `approvals list`) even on a terminal");
+  approvals_cmd->add_flag("--no-notify", no_notify, "In the view: no desktop notification (notify-send) for a new request");
   approvals_cmd->add_subcommand("list", "List pending approvals")->callback([&] { result = run_approvals_list(options); });
-  approvals_cmd->add_subcommand("watch", "Live list; answer each request on this terminal")
+  approvals_cmd->add_subcommand("watch", "Live list; answer each request on this terminal, one line at a time")
       ->callback([&] { result = run_approvals_watch(options); });
   approvals_cmd->callback([&] {
-    if (approvals_cmd->get_subcommands().empty()) result = run_approvals_list(options);
+    if (!approvals_cmd->get_subcommands().empty()) return;
+    const bool view = !no_view && !options.json && can_show_full_screen();
+    result = view ? run_approvals_view(options, !no_notify) : run_approvals_list(options);
   });
 
   std::string approval_id, rationale;

@@ -54,6 +54,12 @@ int run_reload(const ClientOptions& options);
 int run_daemon_restart(const ClientOptions& options, uint32_t timeout_ms);
 
 int run_approvals_list(const ClientOptions& options);
+// Whether a full-screen view can run here: stdin and stdout are terminals, and TERM is set and
+// not "dumb".
+bool can_show_full_screen();
+// The live approvals view (client/approvals_view.cc); `desktop_notifications`: run notify-send
+// for each new request where it can.
+int run_approvals_view(const ClientOptions& options, bool desktop_notifications);
 int run_approvals_watch(const ClientOptions& options);
 int run_resolve(const ClientOptions& options, const std::string& approval_id, int decision, const std::string& rationale);
 

@@ -45,9 +45,8 @@ std::string socket_path(const std::string& socket) {
   return socket;
 }
 
-std::shared_ptr<grpc::Channel> connect(const ClientOptions& options) {
+std::shared_ptr<grpc::Channel> connect(const ClientOptions& options, grpc::ChannelArguments args) {
   keep_grpc_until_exit();
-  grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
   return grpc::CreateCustomChannel("unix:" + socket_path(options.socket), grpc::InsecureChannelCredentials(), args);
 }

@@ -21,7 +21,8 @@ struct ClientOptions {
 
 // The socket's path from --socket / $CODEXD_SOCKET: PATH, unix:PATH or unix://PATH.
 std::string socket_path(const std::string& socket);
-std::shared_ptr<grpc::Channel> connect(const ClientOptions& options);
+// A channel to the daemon; `args` adds to codexctl's own (e.g. a view's reconnect backoff).
+std::shared_ptr<grpc::Channel> connect(const ClientOptions& options, grpc::ChannelArguments args = {});
 // Labels the call with the agent id.
 void prepare(grpc::ClientContext& context, const ClientOptions& options);
 

@@ -7,20 +7,10 @@
 #include <cstdio>
 
 #include "base/shell_quote.h"
+#include "client/approvals_format.h"
 
 namespace codexd::client {
 namespace {
-
-const char* reason_kind(v1::ApprovalReason::Kind kind) {
-  switch (kind) {
-    case v1::ApprovalReason::PROMPT_RULE: return "a prompt rule matched";
-    case v1::ApprovalReason::HEURISTIC: return "the approval policy asks for this command";
-    case v1::ApprovalReason::ESCALATION: return "the command asks to run WITHOUT the sandbox";
-    case v1::ApprovalReason::SANDBOX_RETRY: return "it failed in the sandbox; retry WITHOUT the sandbox?";
-    case v1::ApprovalReason::NETWORK: return "a sandboxed command wants to reach a host no rule allows";
-    default: return "approval needed";
-  }
-}
 
 void write_all(int fd, const std::string& s) {
   size_t off = 0;
@@ -57,7 +47,7 @@ std::string describe_approval(const v1::ApprovalRequest& r) {
            n.parent_command() + " (its sandbox stays as it is)\n";
   }
   out += "  in:      " + r.workdir() + "\n";
-  out += "  why:     " + std::string(reason_kind(r.reason().kind()));
+  out += "  why:     " + std::string(approval_reason_text(r.reason().kind()));
   if (!r.reason().message().empty()) out += " (" + r.reason().message() + ")";
   out += "\n";
   if (!r.reason().justification().empty()) out += "  note:    " + r.reason().justification() + "\n";
@@ -80,8 +70,8 @@ std::string describe_approval(const v1::ApprovalRequest& r) {
 
 std::optional<v1::ReviewDecision> ask_on_terminal(const v1::ApprovalRequest& request, int tty_fd, int wake_fd) {
   std::string choices = "approve? [y]es once / [s]ession / ";
-  const bool can_remember = !request.proposed_amendment().empty() || request.has_network();
-  if (can_remember) choices += "[r]emember as a rule / ";
+  const bool remember_offered = can_remember(request);
+  if (remember_offered) choices += "[r]emember as a rule / ";
   choices += "[n]o / [a]bort / Enter skips: ";
   write_all(tty_fd, "\r\n" + describe_approval(request) + choices);
   std::string line;
@@ -101,7 +91,7 @@ std::optional<v1::ReviewDecision> ask_on_terminal(const v1::ApprovalRequest& req
   }
   if (line == "y" || line == "yes") return v1::APPROVED;
   if (line == "s" || line == "session") return v1::APPROVED_FOR_SESSION;
-  if ((line == "r" || line == "remember") && can_remember) return v1::APPROVED_EXECPOLICY_AMENDMENT;
+  if ((line == "r" || line == "remember") && remember_offered) return v1::APPROVED_EXECPOLICY_AMENDMENT;
   if (line == "n" || line == "no") return v1::DENIED;
   if (line == "a" || line == "abort") return v1::ABORT;
   return std::nullopt;

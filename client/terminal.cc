@@ -11,6 +11,17 @@ namespace {
 
 struct termios g_saved;
 volatile sig_atomic_t g_raw = 0;
+volatile sig_atomic_t g_alternate_screen = 0;
+
+constexpr char kEnterFullScreen[] = "\x1b[?1049h\x1b[?25l";  // alternate screen, cursor hidden
+constexpr char kLeaveFullScreen[] = "\x1b[?25h\x1b[?1049l";
+
+void leave_alternate_screen() {
+  if (g_alternate_screen) {
+    (void)!::write(STDOUT_FILENO, kLeaveFullScreen, sizeof kLeaveFullScreen - 1);
+    g_alternate_screen = 0;
+  }
+}
 
 void restore_and_reraise(int sig) {
   RawTerminal::restore_now();
@@ -27,6 +38,7 @@ std::optional<WindowSize> terminal_size(int fd) {
 }
 
 void RawTerminal::restore_now() {
+  leave_alternate_screen();
   if (g_raw) {
     ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &g_saved);
     g_raw = 0;
@@ -48,5 +60,13 @@ RawTerminal::RawTerminal() {
 RawTerminal::~RawTerminal() {
   if (active_) restore_now();
 }
+
+FullScreen::FullScreen() {
+  if (!raw_.active()) return;
+  (void)!::write(STDOUT_FILENO, kEnterFullScreen, sizeof kEnterFullScreen - 1);
+  g_alternate_screen = 1;
+}
+
+FullScreen::~FullScreen() { leave_alternate_screen(); }
 
 }  // namespace codexd::client

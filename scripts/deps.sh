@@ -24,6 +24,7 @@ PACKAGES=(
   python3-seccomp         # the smoke test runs the daemon under the unit's syscall filter
   gdb                     # a test daemon that hangs at stop has its threads' backtraces printed
   groff-base              # the man-page test renders each page with groff
+  tmux                    # the approvals view's test drives it in tmux (send-keys, capture-pane)
   zsh fish                # codexctl's completion scripts are tested in their shells
   curl git python3-pip    # the network proxy tests drive real curl, git and Debian's pip
   python3-grpcio python3-protobuf  # the Python client package (clients/python) and its tests

@@ -338,6 +338,13 @@ inline v1::ExecCommandRequest large_mkdir(const std::string& workdir, int n) {
   for (int i = 0; i < 1000; ++i) argv.push_back(std::to_string(n) + "-" + std::string(990, 'a' + i % 26));
   return exec_request(workdir, argv);
 }
+// A daemon that asks about everything unknown (`untrusted`), with `rules`.
+inline TestDaemonOptions untrusted_with_rules(std::string rules) {
+  TestDaemonOptions o;
+  o.approval_policy = "untrusted";
+  o.rules = std::move(rules);
+  return o;
+}
 // A daemon that asks about everything unknown and lets a uid have `cap` approvals pending.
 inline TestDaemonOptions untrusted_with_pending_cap(int cap) {
   TestDaemonOptions o;

@@ -108,13 +108,7 @@ class Child {
 
 class Codexctl : public DaemonTest {
  protected:
-  static TestDaemonOptions options() {
-    TestDaemonOptions o;
-    o.approval_policy = "untrusted";
-    o.rules = kRules;
-    return o;
-  }
-  Codexctl() : DaemonTest(options()) {}
+  Codexctl() : DaemonTest(untrusted_with_rules(kRules)) {}
   void SetUp() override {
     DaemonTest::SetUp();
     if (HasFatalFailure()) return;

@@ -21,12 +21,7 @@ prefix_rule(pattern=["fence-cmd"], decision="prompt", justification="a test fenc
 prefix_rule(pattern=["mkdir"], decision="prompt", justification="creates directories")
 )";
 
-TestDaemonOptions restart_options() {
-  TestDaemonOptions o;
-  o.approval_policy = "untrusted";
-  o.rules = kRules;
-  return o;
-}
+TestDaemonOptions restart_options() { return untrusted_with_rules(kRules); }
 
 // Waits (hang guard) until `path` contains `text`, woken by inotify on every change.
 bool wait_for_text(const std::string& path, const std::string& text) {

@@ -3,54 +3,18 @@
 // and the text itself must hold nothing that acts on a terminal.
 #include "base/shell_quote.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "base/utf8.h"
-
-extern char** environ;
+#include "tests/support/shell_read_back.h"
 
 namespace codexd {
 namespace {
 
-// Runs `shell -c "printf '%s\0' <text>"` and splits what it prints at the NULs.
-std::vector<std::string> words_read_back_by(const char* shell, const std::string& text) {
-  int out[2];
-  if (::pipe(out) != 0) return {"<pipe failed>"};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::string script = "printf '%s\\0' " + text;
-  std::vector<char*> argv = {const_cast<char*>(shell), const_cast<char*>("-c"), script.data(), nullptr};
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, shell, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  std::string bytes;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(out[0], buf, sizeof buf)) > 0) bytes.append(buf, static_cast<size_t>(n));
-  ::close(out[0]);
-  if (rc != 0) return {"<spawn failed>"};
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  std::vector<std::string> words;
-  size_t start = 0;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    if (bytes[i] == '\0') {
-      words.push_back(bytes.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return words;
-}
+using codexd::testing::words_read_back_by;
 
 // Nothing a terminal would act on: valid UTF-8, no control byte but newline, no DEL.
 void expect_terminal_safe(const std::string& text) {
