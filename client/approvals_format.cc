@@ -223,7 +223,7 @@ std::string decision_text(v1::ReviewDecision decision) {
   switch (decision) {
     case v1::APPROVED: return "approved once";
     case v1::APPROVED_FOR_SESSION: return "approved for the session";
-    case v1::APPROVED_EXECPOLICY_AMENDMENT: return "approved, and its rule remembered";
+    case v1::APPROVED_EXECPOLICY_AMENDMENT: return "approved; its rule goes to policy.amend_file (if the daemon sets one)";
     case v1::DENIED: return "denied";
     case v1::ABORT: return "aborted (the agent's turn stops)";
     default: return "answered (" + v1::ReviewDecision_Name(decision) + ")";

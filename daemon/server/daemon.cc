@@ -66,6 +66,7 @@
 #include "daemon/server/policy_service.h"
 #include "daemon/server/sandbox_service.h"
 #include "daemon/server/server_context.h"
+#include "daemon/server/shutdown_watch.h"
 #include "daemon/server/unix_listener.h"
 #include "policies/amend.h"
 #include "platform/backends/limits_factory.h"
@@ -804,6 +805,8 @@ int Daemon::wait() {
   // systemd keeps a service that reloads (the pid stays, the new image says READY=1), while
   // STOPPING=1 would have it wait for the exit.
   notify_systemd(restarting ? "RELOADING=1\nSTATUS=restarting in place, sessions kept" : "STOPPING=1");
+  ShutdownWatch watch;
+  watch.step("closing the listening socket");
   if (restarting) {
     d.handover = RestartHandover{d.acceptor->stop_keeping_listener(), d.owns_socket_file};
   } else {
@@ -812,6 +815,7 @@ int Daemon::wait() {
   d.metrics.reset();  // a scrape now would describe a daemon going away
   // Kill every session's process group and reap, and end pending approvals, on the core thread.
   std::promise<void> cleaned;
+  watch.step("ending or keeping the sessions and approvals (core thread)");
   boost::asio::post(d.io, [&] {
     d.trimmer.stop();
     d.core.broker->shutdown();
@@ -829,16 +833,21 @@ int Daemon::wait() {
     cleaned.set_value();
   });
   cleaned.get_future().wait();
+  watch.step("stopping the network proxy");
   d.network->stop();
+  watch.step("gRPC server shutdown (in-flight calls finishing)");
   // In-flight calls get cancelled; their reactors finish on the still-running core thread.
   d.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   d.server->Wait();
-  d.relays->stop();  // gRPC closed its ends, so the relays have ended or end now
+  watch.step("stopping the connection relays");
+  d.relays->stop();
+  watch.step("draining the core thread");  // gRPC closed its ends, so the relays have ended or end now
   // A reactor deletes itself on the core thread (its OnDone posts that): let what the last
   // calls posted run before the loop stops, or those reactors would never be freed.
   std::promise<void> drained;
   boost::asio::post(d.io, [&] { drained.set_value(); });
   drained.get_future().wait();
+  watch.step("stopping the core thread and the blocking pool");
   d.stop_core_thread();
   d.blocking.join();
   if (d.owns_socket_file && !restarting) ::unlink(d.socket_path.c_str());
