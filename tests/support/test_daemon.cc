@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -223,7 +224,8 @@ void report_hang(pid_t pid) {
   std::fflush(stderr);
 }
 
-int wait_daemon_exit(pid_t pid) {
+// `log` is the daemon's log, whose end (the shutdown watchdog's lines) is printed with the threads.
+int wait_daemon_exit(pid_t pid, const std::function<std::string()>& log) {
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd >= 0) {
     pollfd p{pidfd, POLLIN, 0};
@@ -231,6 +233,10 @@ int wait_daemon_exit(pid_t pid) {
     ::close(pidfd);
     if (ready == 0) {
       report_hang(pid);
+      const std::string text = log();
+      const size_t tail = text.size() > 8192 ? text.size() - 8192 : 0;
+      std::fprintf(stderr, "-- the end of its log:\n%s\n", text.substr(tail).c_str());
+      std::fflush(stderr);
       ::kill(pid, SIGKILL);
     }
   }
@@ -243,14 +249,14 @@ int TestDaemon::stop() {
   if (stopped_ || pid_ <= 0) return -1;
   stopped_ = true;
   ::kill(pid_, SIGTERM);
-  return wait_daemon_exit(pid_);
+  return wait_daemon_exit(pid_, [this] { return daemon_log(); });
 }
 
 int TestDaemon::stop_with(int signal) {
   if (stopped_ || pid_ <= 0) return -1;
   stopped_ = true;
   ::kill(pid_, signal);
-  return wait_daemon_exit(pid_);
+  return wait_daemon_exit(pid_, [this] { return daemon_log(); });
 }
 
 int TestDaemon::crash() {
