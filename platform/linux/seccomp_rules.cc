@@ -114,6 +114,13 @@ const std::vector<RefuseGroup>& metadata_groups() {
              CODEXD_CALL(removexattr), CODEXD_CALL(lremovexattr), CODEXD_CALL(fremovexattr),
              CODEXD_CALL(removexattrat)},
             0, kScope),
+      // bwrap gives the sandbox its own IPC namespace; without one, System V IPC ids and keys are
+      // the host's (and guessable), so every call is refused: shmget and the others fail EPERM.
+      group("no IPC namespace: host segments, queues and semaphores would be reachable",
+            {CODEXD_CALL(shmget), CODEXD_CALL(shmat), CODEXD_CALL(shmctl), CODEXD_CALL(shmdt),
+             CODEXD_CALL(msgget), CODEXD_CALL(msgsnd), CODEXD_CALL(msgrcv), CODEXD_CALL(msgctl),
+             CODEXD_CALL(semget), CODEXD_CALL(semop), CODEXD_CALL(semtimedop), CODEXD_CALL(semctl)},
+            0, kScope),
   };
   return kGroups;
 }

@@ -1,7 +1,12 @@
 // Host-global kernel state: tunables, hostname, sysfs, sysrq. Each probe writes the current
 // value back, so even the control changes nothing.
 #include <gtest/gtest.h>
+#include <sys/shm.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
 
 #include "platform/linux/linux_sandbox_manager.h"
 #include "tests/sandbox/backend_param.h"
@@ -47,6 +52,29 @@ TEST_P(KernelStateEscape, NoSysrq) {
   }
   // 'h' only prints help to the kernel log.
   expect_blocked(*manager, make_spec(ws_), ws_, {"write", "/proc/sysrq-trigger", "h"});
+}
+
+// System V IPC is host-global without an IPC namespace: ids are small and guessable, so a
+// command could attach (or remove) a host process's segment. bwrap gives the sandbox its own
+// namespace; the Landlock backend refuses System V IPC altogether.
+TEST_P(KernelStateEscape, NoHostSysvSharedMemory) {
+  CODEXD_MANAGER_OR_SKIP(manager, GetParam());
+  const int id = ::shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+  ASSERT_GE(id, 0) << std::strerror(errno);
+  expect_blocked(*manager, make_spec(ws_), ws_, {"shm-attach", std::to_string(id)}, [&] {
+    shmid_ds stat{};
+    EXPECT_EQ(::shmctl(id, IPC_STAT, &stat), 0) << "the host segment is gone: " << std::strerror(errno);
+  });
+  ::shmctl(id, IPC_RMID, nullptr);
+}
+
+TEST_P(KernelStateEscape, SysvIpcIsPrivateUnderBwrapAndRefusedUnderLandlock) {
+  CODEXD_MANAGER_OR_SKIP(manager, GetParam());
+  if (GetParam() == TestBackend::kBwrap) {
+    expect_allowed(*manager, make_spec(ws_), ws_, {"shm-create"});  // in the sandbox's own namespace
+  } else {
+    expect_blocked(*manager, make_spec(ws_), ws_, {"shm-create"});
+  }
 }
 
 TEST_P(KernelStateEscape, ProcSysStaysReadable) {

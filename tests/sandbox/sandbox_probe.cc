@@ -17,6 +17,7 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -346,6 +347,18 @@ int main(int argc, char** argv) {
     if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) return failed("setresuid");
     execv(argv[3], argv + 3);
     return failed("exec");
+  }
+  if (cmd == "shm-attach" && has) {  // attach System V shared memory segment ID (then detach)
+    void* at = shmat(atoi(arg(2)), nullptr, SHM_RDONLY);
+    if (at == reinterpret_cast<void*>(-1)) return failed("shmat");
+    shmdt(at);
+    return ok("shmat");
+  }
+  if (cmd == "shm-create") {  // a private System V segment of one page, removed again
+    int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+    if (id < 0) return failed("shmget");
+    shmctl(id, IPC_RMID, nullptr);
+    return ok("shmget");
   }
   if (cmd == "sethostname") {
     char name[256] = {};
