@@ -6,12 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
 
 #include "tests/support/temp_dir.h"
 
 namespace codexd::exec {
 namespace {
+
+using testing::read_text_file;
 
 using ::testing::HasSubstr;
 
@@ -30,13 +31,6 @@ SessionRecord a_record() {
   return record;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST(SessionRecord, ReadsBackWhatWasWritten) {
   testing::TempDir dir("codexd-record");
   ASSERT_TRUE(write_session_record(dir.path(), a_record()).ok());
@@ -53,7 +47,7 @@ TEST(SessionRecord, AnOutOfRangeSandboxOrNetworkIsACorruptRecord) {
   testing::TempDir dir("codexd-record");
   ASSERT_TRUE(write_session_record(dir.path(), a_record()).ok());
   const std::string path = dir.path() + "/" + kSessionRecordName;
-  const std::string good = read_text(path);
+  const std::string good = read_text_file(path);
   for (const auto& [key, bad] : {std::pair{std::string("\"sandbox\":1"), std::string("\"sandbox\":99")},
                                  std::pair{std::string("\"network\":1"), std::string("\"network\":-3")}}) {
     std::string text = good;

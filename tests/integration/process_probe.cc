@@ -197,13 +197,6 @@ std::string Fifo::read_all() const {
   return out;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::optional<long> find_number(const std::string& text, const std::string& key) {
   auto at = text.find(key);
   if (at == std::string::npos) return std::nullopt;

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_dir.h"  // read_text_file
+
 namespace codexd::testing {
 
 // /proc/<pid>/stat state letter ('R', 'S', 'Z', ...), or 0 when the pid does not exist.
@@ -59,7 +61,6 @@ class Fifo {
   std::string path_;
 };
 
-std::string read_text_file(const std::string& path);
 // First integer after `key` in `text` ("gc=123" with key "gc="), or nullopt.
 std::optional<long> find_number(const std::string& text, const std::string& key);
 

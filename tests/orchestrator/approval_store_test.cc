@@ -21,15 +21,10 @@
 namespace codexd::orchestrator {
 namespace {
 
+using testing::read_text_file;
+
 using ::testing::HasSubstr;
 using Clock = std::chrono::system_clock;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> names_in(const std::string& dir) {
   std::vector<std::string> names;
@@ -169,12 +164,12 @@ TEST(ApprovalStateWrite, IsAtomicPrivateAndNeverFollowsALink) {
   testing::TempDir dir("codexd-store");
   const std::string path = dir.sub("approvals.json");
   ASSERT_TRUE(write_file_atomically(path, "one\n").ok());
-  EXPECT_EQ(slurp(path), "one\n");
+  EXPECT_EQ(read_text_file(path), "one\n");
   struct stat st {};
   ASSERT_EQ(::lstat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
   ASSERT_TRUE(write_file_atomically(path, "two\n").ok());
-  EXPECT_EQ(slurp(path), "two\n");
+  EXPECT_EQ(read_text_file(path), "two\n");
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"approvals.json"}) << "no temp file is left";
 
   // A symlink at the path is replaced, its target untouched.
@@ -182,10 +177,10 @@ TEST(ApprovalStateWrite, IsAtomicPrivateAndNeverFollowsALink) {
   ASSERT_EQ(::unlink(path.c_str()), 0);
   ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
   ASSERT_TRUE(write_file_atomically(path, "three\n").ok());
-  EXPECT_EQ(slurp(target), "keep\n");
+  EXPECT_EQ(read_text_file(target), "keep\n");
   ASSERT_EQ(::lstat(path.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
-  EXPECT_EQ(slurp(path), "three\n");
+  EXPECT_EQ(read_text_file(path), "three\n");
 }
 
 TEST(ApprovalStoreLoad, CreatesTheDirectoryAndSavesChanges) {
@@ -227,7 +222,7 @@ TEST(ApprovalStoreLoad, ACorruptFileOrASymlinkIsMovedAside) {
   EXPECT_THAT(loaded->corrupt_reason, HasSubstr("not valid JSON"));
   EXPECT_TRUE(loaded->state.approvals.empty());
   EXPECT_THAT(loaded->moved_to, ::testing::StartsWith(dir.sub("approvals.json.corrupt-")));
-  EXPECT_EQ(slurp(loaded->moved_to), garbage);
+  EXPECT_EQ(read_text_file(loaded->moved_to), garbage);
   struct stat st {};
   EXPECT_NE(::lstat(dir.sub("approvals.json").c_str(), &st), 0);
   ASSERT_EQ(::unlink(loaded->moved_to.c_str()), 0);
@@ -238,7 +233,7 @@ TEST(ApprovalStoreLoad, ACorruptFileOrASymlinkIsMovedAside) {
   auto refused = linked.load();
   ASSERT_TRUE(refused.ok());
   EXPECT_THAT(refused->corrupt_reason, HasSubstr("symbolic link"));
-  EXPECT_EQ(slurp(target), serialize_approval_state({}));
+  EXPECT_EQ(read_text_file(target), serialize_approval_state({}));
 }
 
 ino_t inode(const std::string& path) {
@@ -284,7 +279,7 @@ TEST(ApprovalStoreFiles, EachApprovalIsAFileAndOnlyWhatChangedIsWritten) {
   store.set_approvals({b_resolved});
   EXPECT_EQ(inode(a), 0u);
   EXPECT_EQ(inode(b), b_now);
-  EXPECT_THAT(slurp(dir.sub("approvals.json")), ::testing::Not(HasSubstr("apr_")));
+  EXPECT_THAT(read_text_file(dir.sub("approvals.json")), ::testing::Not(HasSubstr("apr_")));
 
   ApprovalStore again(dir.path());
   auto loaded = again.load();
@@ -311,7 +306,7 @@ TEST(ApprovalStoreFiles, AnEarlierDaemonsSingleFileIsReadAndItsApprovalsMoveToFi
   store.set_approvals(loaded->state.approvals);
   EXPECT_EQ(store.last_error(), "");
   EXPECT_EQ(names_in(dir.sub("approvals.d")), std::vector<std::string>{"apr_00000000000000c1.json"});
-  auto main = parse_approval_state(slurp(dir.sub("approvals.json")));
+  auto main = parse_approval_state(read_text_file(dir.sub("approvals.json")));
   ASSERT_TRUE(main.ok());
   EXPECT_TRUE(main->approvals.empty());
   EXPECT_EQ(main->grants.size(), 1u);
@@ -344,7 +339,7 @@ TEST(ApprovalStoreFiles, AnUnusableApprovalFileIsSetAsideAndTheOthersLoad) {
   for (const auto& n : names) {
     EXPECT_TRUE(n == "apr_00000000000000d1.json" || n.find(".json.corrupt-") != std::string::npos) << n;
   }
-  EXPECT_EQ(slurp(target), serialize_stored_approval(pending_with_id("apr_00000000000000d4"))) << "the link's target is untouched";
+  EXPECT_EQ(read_text_file(target), serialize_stored_approval(pending_with_id("apr_00000000000000d4"))) << "the link's target is untouched";
 }
 
 // ---- the broker and the cache over a saved state ------------------------------------------

@@ -15,27 +15,22 @@
 namespace codexd::policy {
 namespace {
 
-using codexd::testing::TempDir;
+using testing::read_text_file;
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using codexd::testing::TempDir;
 
 TEST(Amend, AppendsDedupesAndFixesNewline) {
   TempDir dir("codexd_amend");
   std::string path = dir.sub("rules/default.rules");
   ASSERT_TRUE(append_allow_prefix_rule(path, {"cargo", "build"}).ok());
   ASSERT_TRUE(append_allow_prefix_rule(path, {"cargo", "build"}).ok());
-  EXPECT_EQ(read_all(path), "prefix_rule(pattern=[\"cargo\", \"build\"], decision=\"allow\")\n");
+  EXPECT_EQ(read_text_file(path), "prefix_rule(pattern=[\"cargo\", \"build\"], decision=\"allow\")\n");
   {
     std::ofstream out(path, std::ios::app);
     out << "# no newline";
   }
   ASSERT_TRUE(append_allow_prefix_rule(path, {"é\"\x01", "x"}).ok());
-  EXPECT_EQ(read_all(path), "prefix_rule(pattern=[\"cargo\", \"build\"], decision=\"allow\")\n# no newline\n"
+  EXPECT_EQ(read_text_file(path), "prefix_rule(pattern=[\"cargo\", \"build\"], decision=\"allow\")\n# no newline\n"
                             "prefix_rule(pattern=[\"é\\\"\\u0001\", \"x\"], decision=\"allow\")\n");
   // What we write loads back, with the control character intact.
   LoadResult r = load_policy_files({path});
@@ -65,7 +60,7 @@ TEST(Amend, ConcurrentAppendsNeitherLoseNorDuplicate) {
     });
   }
   for (auto& th : threads) th.join();
-  std::string contents = read_all(path);
+  std::string contents = read_text_file(path);
   size_t lines = static_cast<size_t>(std::count(contents.begin(), contents.end(), '\n'));
   EXPECT_EQ(lines, 25u + 8u * 25u);
   LoadResult r = load_policy_files({path});

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -77,6 +78,13 @@ void TempDir::remove() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
   path_.clear();
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace codexd::testing

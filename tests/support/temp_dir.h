@@ -45,4 +45,7 @@ class TempDir {
   mode_t mode_ = 0;
 };
 
+// The whole content of a file ("" when it cannot be read): what a test compares or searches.
+std::string read_text_file(const std::string& path);
+
 }  // namespace codexd::testing

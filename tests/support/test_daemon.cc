@@ -34,13 +34,6 @@ extern char** environ;
 namespace codexd::testing {
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 // A datagram socket playing systemd's NOTIFY_SOCKET: the daemon says READY=1 on it.
@@ -182,7 +175,7 @@ TestDaemon::~TestDaemon() {
   // Then temp_ removes the directory with everything in it.
 }
 
-std::string TestDaemon::daemon_log() const { return read_file(log_path_); }
+std::string TestDaemon::daemon_log() const { return read_text_file(log_path_); }
 
 std::shared_ptr<grpc::Channel> TestDaemon::channel() const {
   grpc::ChannelArguments args;
