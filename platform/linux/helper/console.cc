@@ -1,42 +1,25 @@
 #include "platform/linux/helper/console.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
 #include "base/unique_fd.h"
+#include "platform/posix/fd_passing.h"
 
 namespace codexd::sandbox::linux_backend {
 namespace {
 
-Status errno_status(const char* step) { return Internal(std::string(step) + ": " + std::strerror(errno)); }
-
-// One message, one descriptor, one byte of payload ("t"). False when the peer is gone.
-Result<bool> send_master(int console_fd, int master) {
-  char payload = 't';
-  iovec iov{&payload, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(cmsg), &master, sizeof(int));
-  if (::sendmsg(console_fd, &msg, MSG_NOSIGNAL) == 1) return true;
-  // No keeper on the other end (a session the daemon runs itself, without a shim), or no such
-  // descriptor at all: the host's terminal stays.
-  if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN || errno == EBADF || errno == ENOTSOCK) return false;
-  return errno_status("sendmsg (console)");
+// The other end is closed (or there is no such descriptor): a session the daemon runs itself,
+// without a shim to take the master.
+bool nobody_at(int console_fd) {
+  pollfd p{console_fd, POLLOUT, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLNVAL)) != 0;
 }
 
 }  // namespace
@@ -44,21 +27,24 @@ Result<bool> send_master(int console_fd, int master) {
 Result<bool> take_console(int console_fd) {
   UniqueFd socket(console_fd);
   UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
-  if (!master) return errno_status("open /dev/ptmx");
-  if (::unlockpt(master.get()) != 0) return errno_status("unlockpt");
+  if (!master) return ErrnoStatus("open /dev/ptmx", errno);
+  if (::unlockpt(master.get()) != 0) return ErrnoStatus("unlockpt", errno);
   char name[64];
-  if (::ptsname_r(master.get(), name, sizeof name) != 0) return errno_status("ptsname");
+  if (::ptsname_r(master.get(), name, sizeof name) != 0) return ErrnoStatus("ptsname", errno);
   UniqueFd slave(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
-  if (!slave) return Internal(std::string("open ") + name + ": " + std::strerror(errno));
+  if (!slave) return ErrnoStatus(std::string("open ") + name, errno);
   // The keeper set up the host terminal (size, modes); the command sees the same.
   termios modes{};
   if (::tcgetattr(STDIN_FILENO, &modes) == 0) ::tcsetattr(slave.get(), TCSANOW, &modes);
   winsize size{};
   if (::ioctl(STDIN_FILENO, TIOCGWINSZ, &size) == 0) ::ioctl(slave.get(), TIOCSWINSZ, &size);
-  CODEXD_ASSIGN_OR_RETURN(bool taken, send_master(socket.get(), master.get()));
-  if (!taken) return false;
+  if (nobody_at(socket.get())) return false;  // the host's terminal stays
+  if (Status sent = posix::send_fds(socket.get(), "t", {master.get()}); !sent.ok()) {
+    if (nobody_at(socket.get())) return false;  // it went away just now
+    return sent;
+  }
   for (int target = 0; target <= 2; ++target) {
-    if (::dup2(slave.get(), target) != target) return errno_status("dup2 (console)");
+    if (::dup2(slave.get(), target) != target) return ErrnoStatus("dup2 (console)", errno);
   }
   return true;
 }
