@@ -14,7 +14,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +24,7 @@
 #include <cstring>
 
 #include "platform/posix/forwarded_signals.h"
+#include "platform/posix/fd_passing.h"
 #include "platform/posix/fd_util.h"
 #include "platform/posix/pty.h"
 
@@ -275,11 +275,9 @@ struct ChildStdio {
 // The console socket pair; the child's end above kConsoleFdNumber, so that installing 3 and 4
 // in the child never overwrites it before it is copied.
 Status open_console_socket(ChildStdio& child, SpawnedProcess& result) {
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return ErrnoStatus("socketpair (console)", errno);
-  result.console.reset(pair[0]);
-  UniqueFd low(pair[1]);
-  child.console.reset(::fcntl(low.get(), F_DUPFD_CLOEXEC, kConsoleFdNumber + 1));
+  CODEXD_ASSIGN_OR_RETURN(SocketPair pair, make_seqpacket_pair());
+  result.console = std::move(pair.first);
+  child.console.reset(::fcntl(pair.second.get(), F_DUPFD_CLOEXEC, kConsoleFdNumber + 1));
   if (!child.console) return ErrnoStatus("fcntl F_DUPFD_CLOEXEC (console)", errno);
   return Status::Ok();
 }
