@@ -28,7 +28,8 @@ TestDaemonOptions with_a_prompt_rule() {
   return options;
 }
 
-// Waits (bounded, polling: neither tmux-like nor /proc offers an event for these) until `done`.
+// Waits (bounded) until `done`: /proc has no event for descriptor counts, and the approval checks
+// poll ListApprovals rather than keep a WatchApprovals stream open through the battery.
 bool eventually(const std::function<bool()>& done, int tries = 300) {
   for (int i = 0; i < tries; ++i) {
     if (done()) return true;
