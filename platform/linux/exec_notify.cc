@@ -17,36 +17,12 @@
 #include <fstream>
 
 #include "base/unique_fd.h"
+#include "platform/linux/remote_memory.h"
 
 namespace codexd::sandbox {
 namespace {
 
 constexpr size_t kMaxPath = 4096;
-
-// Reads a NUL-terminated string of at most `limit` bytes at `address` in `pid`, a page at a
-// time (a string may end just before unmapped memory). False when unreadable or too long.
-bool read_string(pid_t pid, uint64_t address, size_t limit, std::string* out) {
-  out->clear();
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  while (out->size() < limit) {
-    size_t chunk = page - (address % page);
-    chunk = std::min(chunk, limit - out->size());
-    char buffer[4096];
-    chunk = std::min(chunk, sizeof buffer);
-    iovec local{buffer, chunk};
-    iovec remote{reinterpret_cast<void*>(address), chunk};
-    const ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (n <= 0) return false;
-    const void* nul = std::memchr(buffer, '\0', static_cast<size_t>(n));
-    if (nul != nullptr) {
-      out->append(buffer, static_cast<const char*>(nul) - buffer);
-      return true;
-    }
-    out->append(buffer, static_cast<size_t>(n));
-    address += static_cast<uint64_t>(n);
-  }
-  return false;
-}
 
 bool read_pointer(pid_t pid, uint64_t address, uint64_t* value) {
   iovec local{value, sizeof *value};
@@ -67,7 +43,7 @@ bool read_argv(pid_t pid, uint64_t address, ExecAttempt* attempt) {
     if (word == 0) return true;
     std::string arg;
     const size_t room = kMaxExecArgBytes - bytes;
-    if (!read_string(pid, word, room, &arg)) {
+    if (!linux_backend::read_remote_string(pid, word, room, &arg)) {
       if (arg.size() < room) return false;  // unreadable, not merely long
       attempt->argv_truncated = true;
       return true;
@@ -120,7 +96,7 @@ Result<ExecAttempt> receive_exec_attempt(int listener) {
   const bool at = notification.data.nr == __NR_execveat;
   attempt.cwd = read_link("/proc/" + std::to_string(attempt.pid) + "/cwd");
   std::string named;
-  const bool readable = read_string(attempt.pid, at ? args[1] : args[0], kMaxPath, &named) &&
+  const bool readable = linux_backend::read_remote_string(attempt.pid, at ? args[1] : args[0], kMaxPath, &named) &&
                         read_argv(attempt.pid, at ? args[2] : args[1], &attempt);
   if (at) {
     const int dirfd = static_cast<int>(args[0]);

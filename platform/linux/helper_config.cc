@@ -83,6 +83,7 @@ std::vector<std::string> render_helper_args(const HelperConfig& config) {
   if (config.channel_fd >= 0) args.push_back("--channel-fd=" + std::to_string(config.channel_fd));
   if (config.console_fd >= 0) args.push_back("--console-fd=" + std::to_string(config.console_fd));
   if (config.supervise_exec) args.push_back("--supervise-exec");
+  if (config.metadata_keeper) args.push_back("--metadata-keeper");
   if (config.block_unix_sockets) args.push_back("--block-unix-sockets");
   if (config.init) args.push_back("--init");
   for (const PathOption& option : kPathOptions) {
@@ -128,6 +129,8 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
       CODEXD_ASSIGN_OR_RETURN(config.console_fd, parse_descriptor("--console-fd", value));
     } else if (arg == "--supervise-exec") {
       config.supervise_exec = true;
+    } else if (arg == "--metadata-keeper") {
+      config.metadata_keeper = true;
     } else if (arg == "--init") {
       config.init = true;
     } else if (arg == "--block-unix-sockets") {
@@ -150,6 +153,10 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
   }
   if (config.console_fd >= 0 && (config.mode != HelperMode::kBwrap || !config.init || config.console_fd == config.channel_fd)) {
     return InvalidArgument("--console-fd needs --mode=bwrap and --init, and its own descriptor");
+  }
+  // One filter has one listener: the daemon's (exec supervision) or the keeper's.
+  if (config.metadata_keeper && config.supervise_exec) {
+    return InvalidArgument("--metadata-keeper and --supervise-exec exclude each other (one listener per filter)");
   }
   config.command.assign(args.begin() + static_cast<long>(i), args.end());
   if (config.command.empty()) return InvalidArgument("no command after --");

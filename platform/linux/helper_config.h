@@ -3,7 +3,7 @@
 // directions here means they cannot drift apart.
 //
 //   codexd-sandbox-helper --mode=bwrap|landlock --network=off|proxy|host [--channel-fd=N]
-//       [--console-fd=N] [--supervise-exec] [--block-unix-sockets]
+//       [--console-fd=N] [--supervise-exec] [--metadata-keeper] [--block-unix-sockets]
 //       [--write=DIR]... [--read-only=PATH]... [--no-read=PATH]... [--write-file=FILE]...
 //       [--setenv=NAME=VALUE]... [--init] -- COMMAND [ARGS...]
 //   codexd-sandbox-helper --self-test
@@ -39,8 +39,14 @@ struct HelperConfig {
   // (seccomp user notification, listener sent over the channel); creating another listener is
   // refused, so nothing inside can answer for the daemon.
   bool supervise_exec = false;
-  // Landlock only: write is granted below `writable` except below `read_only`; read is
-  // granted everywhere except below `unreadable`; `writable_files` are single files.
+  // Not with supervise_exec (a filter has one listener): the helper stays as the command's
+  // parent and performs its chmod and chown calls inside `writable`, not below `read_only`
+  // (helper/metadata_keeper.h). Without it Landlock refuses them everywhere, and under bwrap
+  // the mounts alone decide.
+  bool metadata_keeper = false;
+  // Landlock: write is granted below `writable` except below `read_only`; read is granted
+  // everywhere except below `unreadable`; `writable_files` are single files. The metadata
+  // keeper (both backends) changes modes and owners below `writable` except below `read_only`.
   std::vector<std::string> writable;
   std::vector<std::string> read_only;
   std::vector<std::string> unreadable;

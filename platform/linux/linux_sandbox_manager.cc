@@ -79,14 +79,28 @@ struct HelperLaunch {
   HelperConfig config;
 };
 
+// The writable roots and their read-only subpaths as the command sees them: the Landlock
+// grants and the metadata keeper's scope. The private /tmp is `private_tmp_path` there.
+void add_writable_paths(const SandboxSpec& spec, const std::string& private_tmp_path, HelperConfig* config) {
+  for (const WritableRoot& root : spec.writable_roots) {
+    config->writable.push_back(root.root);
+    for (const std::string& sub : root.read_only_subpaths) config->read_only.push_back(sub);
+  }
+  if (spec.private_tmp) config->writable.push_back(private_tmp_path);
+}
+
 Result<HelperLaunch> prepare_helper(const std::string& helper, const SandboxSpec& spec,
-                                    const LaunchRequest& request, HelperMode mode) {
+                                    const LaunchRequest& request, HelperMode mode, bool user_notification) {
   CODEXD_RETURN_IF_ERROR(check_helper_outside_writable_roots(helper, spec));
   HelperLaunch launch;
   launch.env = split_loader_environment(request.env);
   launch.config.mode = mode;
   launch.config.network = spec.network;
   launch.config.supervise_exec = spec.supervise_exec;
+  // The keeper's listener is a seccomp user notification, the kernel feature exec supervision
+  // probes for; a filter has one listener, so under exec supervision the keeper is left out.
+  launch.config.metadata_keeper = user_notification && !spec.supervise_exec;
+  add_writable_paths(spec, mode == HelperMode::kBwrap ? "/tmp" : spec.private_tmp.value_or(""), &launch.config);
   if (spec.network == NetworkMode::kProxy || spec.supervise_exec) launch.config.channel_fd = posix::kPassedFdNumber;
   launch.config.deferred_env = launch.env.deferred;
   launch.config.command = request.argv;
@@ -138,7 +152,8 @@ class LinuxSandboxManager final : public SandboxManager {
  private:
   Result<LaunchPlan> plan_bwrap(const SandboxSpec& spec, const LaunchRequest& request) const {
     const std::string& helper = probe_.report.helper_path;
-    CODEXD_ASSIGN_OR_RETURN(HelperLaunch launch, prepare_helper(helper, spec, request, HelperMode::kBwrap));
+    CODEXD_ASSIGN_OR_RETURN(HelperLaunch launch,
+                            prepare_helper(helper, spec, request, HelperMode::kBwrap, probe_.caps.exec_supervision));
     // The helper stays as the sandbox's init: bwrap dies on a signal and pid 1 ignores what it
     // has no handler for, so without it Ctrl-C and Cancel never reached the command.
     launch.config.init = true;
@@ -173,16 +188,12 @@ class LinuxSandboxManager final : public SandboxManager {
                          std::to_string(probe_.caps.landlock_abi));
     }
     const std::string& helper = probe_.report.helper_path;
-    CODEXD_ASSIGN_OR_RETURN(HelperLaunch launch, prepare_helper(helper, spec, request, HelperMode::kLandlock));
+    CODEXD_ASSIGN_OR_RETURN(HelperLaunch launch,
+                            prepare_helper(helper, spec, request, HelperMode::kLandlock, probe_.caps.exec_supervision));
     HelperConfig& config = launch.config;
     // No mount namespace: host socket paths (the daemon's included) stay visible, so Unix
     // sockets cannot be created at all.
     config.block_unix_sockets = true;
-    for (const WritableRoot& root : spec.writable_roots) {
-      config.writable.push_back(root.root);
-      for (const std::string& sub : root.read_only_subpaths) config.read_only.push_back(sub);
-    }
-    if (spec.private_tmp) config.writable.push_back(*spec.private_tmp);
     config.unreadable = spec.denied_read;
     config.unreadable.insert(config.unreadable.end(), spec.masked_paths.begin(), spec.masked_paths.end());
     config.writable_files = landlock_writable_devices();

@@ -30,9 +30,7 @@ Status libseccomp_error(const std::string& what, int rc) {
   return Internal("seccomp " + what + ": " + std::strerror(-rc));
 }
 
-}  // namespace
-
-Status install_seccomp_filter(const HelperConfig& config, bool build_only, UniqueFd* exec_listener) {
+Status build_and_load(const HelperConfig& config, FilterRole role, bool build_only, UniqueFd* listener) {
   FilterPtr ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return Internal("seccomp_init failed");
   int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
@@ -42,15 +40,17 @@ Status install_seccomp_filter(const HelperConfig& config, bool build_only, Uniqu
   rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 1);
   if (rc != 0) return libseccomp_error("no_new_privs attribute", rc);
 
-  for (const SeccompRule& rule : seccomp_rules(config)) {
+  for (const SeccompRule& rule : seccomp_rules(config, role)) {
     std::vector<scmp_arg_cmp> conditions;
     for (const ArgCondition& cond : rule.conditions) conditions.push_back(to_scmp(cond));
-    rc = seccomp_rule_add_array(ctx.get(), SCMP_ACT_ERRNO(static_cast<uint16_t>(rule.errno_value)),
+    const uint32_t action = rule.notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(static_cast<uint16_t>(rule.errno_value));
+    rc = seccomp_rule_add_array(ctx.get(), action,
                                 rule.number, static_cast<unsigned>(conditions.size()),
                                 conditions.empty() ? nullptr : conditions.data());
     if (rc != 0) return libseccomp_error(std::string("rule for ") + rule.syscall, rc);
   }
-  if (config.supervise_exec) {
+  const bool notifies = role == FilterRole::kCommand && (config.supervise_exec || config.metadata_keeper);
+  if (role == FilterRole::kCommand && config.supervise_exec) {
     for (int call : {SCMP_SYS(execve), SCMP_SYS(execveat)}) {
       rc = seccomp_rule_add(ctx.get(), SCMP_ACT_NOTIFY, call, 0);
       if (rc != 0) return libseccomp_error("exec notification rule", rc);
@@ -59,14 +59,24 @@ Status install_seccomp_filter(const HelperConfig& config, bool build_only, Uniqu
   if (build_only) return Status::Ok();
   rc = seccomp_load(ctx.get());
   if (rc != 0) return libseccomp_error("load", rc);
-  if (config.supervise_exec) {
-    if (exec_listener == nullptr) return Internal("seccomp: exec supervision without a place for its listener");
+  if (notifies) {
+    if (listener == nullptr) return Internal("seccomp: a filter with notifications without a place for its listener");
     rc = seccomp_notify_fd(ctx.get());
-    if (rc < 0) return libseccomp_error("exec listener", rc);
-    *exec_listener = UniqueFd(rc);
-    if (::fcntl(rc, F_SETFD, FD_CLOEXEC) != 0) return Internal("seccomp: exec listener: close-on-exec failed");
+    if (rc < 0) return libseccomp_error("listener", rc);
+    *listener = UniqueFd(rc);
+    if (::fcntl(rc, F_SETFD, FD_CLOEXEC) != 0) return Internal("seccomp: listener: close-on-exec failed");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status install_seccomp_filter(const HelperConfig& config, bool build_only, UniqueFd* listener) {
+  return build_and_load(config, FilterRole::kCommand, build_only, listener);
+}
+
+Status install_keeper_filter(const HelperConfig& config) {
+  return build_and_load(config, FilterRole::kKeeper, /*build_only=*/false, nullptr);
 }
 
 }  // namespace codexd::sandbox::linux_backend

@@ -10,8 +10,12 @@ namespace codexd::sandbox::linux_backend {
 // Builds the filter for the native architecture only (x32 and i386 syscalls hit the
 // bad-arch action, SIGSYS) and loads it into the calling thread. Requires no_new_privs or
 // CAP_SYS_ADMIN. `build_only` checks that every rule compiles without loading anything.
-// With config.supervise_exec, execve and execveat notify a listener instead: its descriptor
-// (close-on-exec) goes to `exec_listener`, which must then be non-null.
-Status install_seccomp_filter(const HelperConfig& config, bool build_only = false, UniqueFd* exec_listener = nullptr);
+// With config.supervise_exec, execve and execveat notify a listener instead; with
+// config.metadata_keeper, the chmod calls do. The listener's descriptor (close-on-exec) goes to
+// `listener`, which must then be non-null.
+Status install_seccomp_filter(const HelperConfig& config, bool build_only = false, UniqueFd* listener = nullptr);
+
+// The metadata keeper's filter (FilterRole::kKeeper): no notifications, nothing returned.
+Status install_keeper_filter(const HelperConfig& config);
 
 }  // namespace codexd::sandbox::linux_backend

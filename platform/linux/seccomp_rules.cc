@@ -6,8 +6,10 @@
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace codexd::sandbox::linux_backend {
 namespace {
@@ -31,6 +33,12 @@ constexpr uint64_t kSocketTypeMask = 0xf;  // SOCK_TYPE_MASK: strips SOCK_NONBLO
 #define __NR_removexattrat 466
 #endif
 
+std::string call_names(const std::vector<Syscall>& calls) {
+  std::string names;
+  for (const Syscall& call : calls) names += (names.empty() ? "" : ", ") + std::string(call.name);
+  return names;
+}
+
 int errno_or_eperm(const RefuseGroup& group) { return group.errno_value != 0 ? group.errno_value : EPERM; }
 
 std::string_view errno_name(int err) {
@@ -38,6 +46,7 @@ std::string_view errno_name(int err) {
     case EPERM: return "EPERM";
     case ENOSYS: return "ENOSYS";
     case EACCES: return "EACCES";
+    case EOPNOTSUPP: return "EOPNOTSUPP";
     default: return "an errno";
   }
 }
@@ -98,22 +107,41 @@ const std::vector<RefuseGroup>& network_off_groups() {
   return kGroups;
 }
 
+constexpr std::string_view kLandlockScope = "Landlock backend";
+
+// The metadata keeper's own filter: it performs chmod and chown for the command, and runs nothing.
+const std::vector<RefuseGroup>& keeper_only_groups() {
+  static const std::vector<RefuseGroup> kGroups = {
+      group("the keeper runs nothing", {CODEXD_CALL(execve), CODEXD_CALL(execveat)}),
+  };
+  return kGroups;
+}
+
 // Landlock does not govern file metadata: a command owning files outside its writable roots
 // (always the case for uid 0) could chmod them (a setuid bit on a root-owned binary, a
 // world-writable /etc file) or set user xattrs. Without a read-only mount to stop it, the
-// Landlock backend refuses these calls everywhere, workspace included.
-const std::vector<RefuseGroup>& metadata_groups() {
-  static constexpr std::string_view kScope = "Landlock backend";
+// Landlock backend refuses these calls everywhere, workspace included; chmod and chown only
+// when the helper's keeper cannot do them for the command (add_keeper_rules).
+const std::vector<RefuseGroup>& keeper_groups() {
   static const std::vector<RefuseGroup> kGroups = {
       group("", {CODEXD_CALL(chmod), CODEXD_CALL(fchmod), CODEXD_CALL(fchmodat), CODEXD_CALL(fchmodat2)}, 0,
-            kScope),
+            kLandlockScope),
       group("", {CODEXD_CALL(chown), CODEXD_CALL(fchown), CODEXD_CALL(lchown), CODEXD_CALL(fchownat)}, 0,
-            kScope),
-      group("",
+            kLandlockScope),
+  };
+  return kGroups;
+}
+
+const std::vector<RefuseGroup>& metadata_groups() {
+  static constexpr std::string_view kScope = kLandlockScope;
+  static const std::vector<RefuseGroup> kGroups = {
+      // As if the file system had no extended attributes: copying tools (install, cp -a, tar)
+      // then fall back to a plain chmod, which the keeper performs; EPERM made them fail.
+      group("as if the file system had no extended attributes",
             {CODEXD_CALL(setxattr), CODEXD_CALL(lsetxattr), CODEXD_CALL(fsetxattr), CODEXD_CALL(setxattrat),
              CODEXD_CALL(removexattr), CODEXD_CALL(lremovexattr), CODEXD_CALL(fremovexattr),
              CODEXD_CALL(removexattrat)},
-            0, kScope),
+            EOPNOTSUPP, kScope),
       // bwrap gives the sandbox its own IPC namespace; without one, System V IPC ids and keys are
       // the host's (and guessable), so every call is refused: shmget and the others fail EPERM.
       group("no IPC namespace: host segments, queues and semaphores would be reachable",
@@ -219,13 +247,42 @@ void add_unix_socket_block(std::vector<SeccompRule>* rules, bool network) {
                     "socketpair: EPERM for AF_UNIX SOCK_DGRAM (sendmsg could address host sockets)"});
 }
 
-// Exec supervision: the newest filter's listener would get the notification first, so a
-// listener made inside could answer the command's execs in the daemon's place.
-void add_exec_supervision(std::vector<SeccompRule>* rules) {
+// Exec supervision and the metadata keeper: the newest filter's listener would get the
+// notification first, and could answer it with "continue", so a listener made inside could
+// answer the command's execs in the daemon's place, or run its chmods unchecked.
+void add_listener_lock(std::vector<SeccompRule>* rules, const HelperConfig& config) {
+  const std::string who = config.supervise_exec ? "codexd answers every exec" : "the keeper answers every chmod and chown";
   rules->push_back({CODEXD_SYSCALL(seccomp), EPERM,
                     {{0, ArgOp::kEqual, 0, SECCOMP_SET_MODE_FILTER},
                      {1, ArgOp::kMaskedEqual, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_FILTER_FLAG_NEW_LISTENER}},
-                    "seccomp(SET_MODE_FILTER) with NEW_LISTENER: EPERM (codexd answers every exec)"});
+                    "seccomp(SET_MODE_FILTER) with NEW_LISTENER: EPERM (" + who + ")"});
+}
+
+// A setuid file left in a writable root would run with its owner's rights for whoever starts
+// it later, outside the sandbox, and the owner may be root. bwrap's writable binds let the
+// owner set the bit; without the keeper (which checks this itself) the filter refuses it.
+void add_setuid_refusal(std::vector<SeccompRule>* rules) {
+  const std::string label = "chmod, fchmod, fchmodat, fchmodat2: EPERM when the mode has the setuid bit";
+  for (const auto& [call, mode_arg] : {std::pair<Syscall, unsigned>{CODEXD_CALL(chmod), 1}, {CODEXD_CALL(fchmod), 1},
+                                       {CODEXD_CALL(fchmodat), 2}, {CODEXD_CALL(fchmodat2), 2}}) {
+    rules->push_back({call.name, call.number, EPERM, {{mode_arg, ArgOp::kMaskedEqual, S_ISUID, S_ISUID}}, label});
+  }
+}
+
+// With the keeper, chmod and chown are performed by the helper's keeper process for the
+// command, with its credentials, inside the writable roots only (writable_scope.h).
+void add_keeper_rules(std::vector<SeccompRule>* rules) {
+  for (const RefuseGroup& calls : keeper_groups()) {
+    const bool modes = calls.syscalls.front().number == __NR_chmod;
+    const std::string label = call_names(calls.syscalls) +
+                              ": performed by the helper's keeper inside the writable roots, not below read-only paths" +
+                              (modes ? ", never adding setuid (or setgid to a file)" : "") + "; EPERM elsewhere";
+    for (const Syscall& call : calls.syscalls) {
+      SeccompRule rule{call.name, call.number, 0, {}, label};
+      rule.notify = true;
+      rules->push_back(std::move(rule));
+    }
+  }
 }
 
 #undef CODEXD_CALL
@@ -234,8 +291,7 @@ void add_exec_supervision(std::vector<SeccompRule>* rules) {
 }  // namespace
 
 std::string refuse_group_label(const RefuseGroup& group) {
-  std::string names;
-  for (const Syscall& call : group.syscalls) names += (names.empty() ? "" : ", ") + std::string(call.name);
+  const std::string names = call_names(group.syscalls);
   std::string scope = group.scope.empty() ? "" : " (" + std::string(group.scope) + ")";
   int err = errno_or_eperm(group);
   std::string label = err == EPERM ? "refused" + scope + ": " + names
@@ -244,7 +300,7 @@ std::string refuse_group_label(const RefuseGroup& group) {
   return label;
 }
 
-std::vector<SeccompRule> seccomp_rules(const HelperConfig& config) {
+std::vector<SeccompRule> seccomp_rules(const HelperConfig& config, FilterRole role) {
   std::vector<SeccompRule> rules;
   add_always_refused(&rules);
   switch (config.network) {
@@ -256,8 +312,17 @@ std::vector<SeccompRule> seccomp_rules(const HelperConfig& config) {
   if (config.block_unix_sockets && config.network != NetworkMode::kProxy) {
     add_unix_socket_block(&rules, config.network == NetworkMode::kHost);
   }
+  if (role == FilterRole::kKeeper) {
+    add_groups(&rules, keeper_only_groups());
+  } else if (config.metadata_keeper) {
+    add_keeper_rules(&rules);
+  } else if (config.mode == HelperMode::kLandlock) {
+    add_groups(&rules, keeper_groups());
+  } else {
+    add_setuid_refusal(&rules);
+  }
   if (config.mode == HelperMode::kLandlock) add_groups(&rules, metadata_groups());
-  if (config.supervise_exec) add_exec_supervision(&rules);
+  if (config.supervise_exec || config.metadata_keeper) add_listener_lock(&rules, config);
   return rules;
 }
 
@@ -273,6 +338,10 @@ std::vector<std::string> describe_seccomp_rules(const HelperConfig& config) {
   }
   if (config.supervise_exec) {
     lines.push_back("seccomp: execve, execveat: each waits for codexd's decision (user notification; exec supervision)");
+  }
+  if (config.metadata_keeper) {
+    lines.push_back("seccomp: the keeper (the command's parent) runs under the same filter without the chmod and chown "
+                    "rules, with execve and execveat refused, not dumpable");
   }
   return lines;
 }

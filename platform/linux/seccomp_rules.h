@@ -28,6 +28,7 @@ struct SeccompRule {
   int errno_value = 0;                   // returned instead of running the call
   std::vector<ArgCondition> conditions;  // AND-ed, at most one per argument
   std::string label;                     // one line of the printable plan; rules may share it
+  bool notify = false;                   // the filter's listener answers instead (errno_value unused)
 };
 
 // A system call by name and x86_64 number.
@@ -50,7 +51,12 @@ struct RefuseGroup {
 // "a: ENOSYS (why)".
 std::string refuse_group_label(const RefuseGroup& group);
 
-std::vector<SeccompRule> seccomp_rules(const HelperConfig& config);
+// Whose filter: the command's, or the metadata keeper's (helper/metadata_keeper.h). The
+// keeper's is the command's without the chmod and chown rules (it performs those calls) and
+// with execve and execveat refused (it runs nothing).
+enum class FilterRole { kCommand, kKeeper };
+
+std::vector<SeccompRule> seccomp_rules(const HelperConfig& config, FilterRole role = FilterRole::kCommand);
 
 // One line per distinct label, plus the fixed facts (default allow, foreign ABIs killed).
 std::vector<std::string> describe_seccomp_rules(const HelperConfig& config);

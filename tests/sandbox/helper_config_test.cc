@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -167,6 +168,75 @@ TEST(SeccompRules, DescriptionIsDeduplicated) {
   int personality_lines = 0;
   for (const std::string& line : lines) personality_lines += line.find("personality") != std::string::npos;
   EXPECT_EQ(personality_lines, 1);
+}
+
+const SeccompRule* rule_for(const std::vector<SeccompRule>& rules, const std::string& name) {
+  for (const SeccompRule& rule : rules) {
+    if (rule.syscall == name) return &rule;
+  }
+  return nullptr;
+}
+
+TEST(MetadataKeeper, ItsCallsNotifyTheKeeperAndTheKeeperKeepsEveryOtherRule) {
+  for (HelperMode mode : {HelperMode::kBwrap, HelperMode::kLandlock}) {
+    HelperConfig config;
+    config.mode = mode;
+    config.metadata_keeper = true;
+    const std::vector<SeccompRule> command = seccomp_rules(config);
+    for (const char* name : {"chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat"}) {
+      const SeccompRule* rule = rule_for(command, name);
+      ASSERT_NE(rule, nullptr) << name;
+      EXPECT_TRUE(rule->notify) << name;
+      EXPECT_TRUE(rule->conditions.empty()) << name << ": every such call goes to the keeper";
+    }
+    EXPECT_NE(rule_for(command, "seccomp"), nullptr) << "no listener of the command's own may answer first";
+
+    const std::vector<SeccompRule> keeper = seccomp_rules(config, FilterRole::kKeeper);
+    for (const char* name : {"chmod", "fchmodat2", "chown", "fchownat"}) EXPECT_EQ(rule_for(keeper, name), nullptr) << name;
+    for (const char* name : {"execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "mount"}) {
+      EXPECT_NE(rule_for(keeper, name), nullptr) << name;
+    }
+    for (const SeccompRule& rule : keeper) EXPECT_FALSE(rule.notify) << rule.syscall;
+    EXPECT_TRUE(install_seccomp_filter(config, /*build_only=*/true).ok());
+  }
+}
+
+TEST(MetadataKeeper, WithoutItLandlockRefusesAndBwrapRefusesTheSetuidBit) {
+  HelperConfig landlock;
+  landlock.mode = HelperMode::kLandlock;
+  const std::vector<SeccompRule> landlock_rules = seccomp_rules(landlock);
+  const SeccompRule* chmod = rule_for(landlock_rules, "fchmodat");
+  ASSERT_NE(chmod, nullptr);
+  EXPECT_FALSE(chmod->notify);
+  EXPECT_TRUE(chmod->conditions.empty());
+  EXPECT_EQ(chmod->errno_value, EPERM);
+
+  HelperConfig bwrap;
+  bwrap.mode = HelperMode::kBwrap;
+  const std::vector<SeccompRule> bwrap_rules = seccomp_rules(bwrap);
+  chmod = rule_for(bwrap_rules, "fchmodat");
+  ASSERT_NE(chmod, nullptr);
+  ASSERT_EQ(chmod->conditions.size(), 1U);
+  EXPECT_EQ(chmod->conditions[0].arg, 2U);
+  EXPECT_EQ(chmod->conditions[0].mask, static_cast<uint64_t>(S_ISUID));
+}
+
+TEST(MetadataKeeper, ExcludesExecSupervisionAndRoundTrips) {
+  EXPECT_FALSE(parse_helper_args({"--mode=landlock", "--network=off", "--channel-fd=3", "--supervise-exec",
+                                  "--metadata-keeper", "--", "sh"})
+                   .ok());
+  HelperConfig config;
+  config.mode = HelperMode::kBwrap;
+  config.init = true;
+  config.metadata_keeper = true;
+  config.writable = {"/ws", "/tmp"};
+  config.read_only = {"/ws/.git"};
+  config.command = {"sh"};
+  Result<HelperConfig> parsed = parse_helper_args(render_helper_args(config));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  EXPECT_TRUE(parsed->metadata_keeper);
+  EXPECT_EQ(parsed->writable, config.writable);
+  EXPECT_EQ(parsed->read_only, config.read_only);
 }
 
 }  // namespace

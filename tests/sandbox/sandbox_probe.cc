@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
@@ -243,6 +244,55 @@ int read_capability_set(const char* field, unsigned long long* value) {
   return found;
 }
 
+mode_t octal(const char* text) { return static_cast<mode_t>(strtoul(text, nullptr, 8)); }
+
+// chmod-race TARGET LINK SWAPS: LINK is a regular file and LINK.alt a symlink to TARGET; a
+// child swaps the two names (RENAME_EXCHANGE) while this process chmods LINK to 0777, at
+// least 5,000 times and until SWAPS swaps are done, stopping early once TARGET has changed. Success (an escape) = TARGET
+// ends up 0777. Counting swaps as well as chmods tries every phase of the race however the
+// two processes are scheduled.
+int chmod_race(const char* target, const char* link_path, long swaps) {
+  const std::string alt = std::string(link_path) + ".alt";
+  if (write_file(link_path, "decoy\n", O_CREAT | O_TRUNC) != 0) return 1;
+  if (symlink(target, alt.c_str()) != 0) return failed("symlink");
+  auto* done = static_cast<volatile long*>(mmap(nullptr, sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  if (done == MAP_FAILED) return failed("mmap");
+  *done = 0;
+  pid_t swapper = fork();
+  if (swapper < 0) return failed("fork");
+  if (swapper == 0) {
+    for (long i = 1;; ++i) {
+      syscall(SYS_renameat2, AT_FDCWD, link_path, AT_FDCWD, alt.c_str(), 2 /* RENAME_EXCHANGE */);
+      *done = i;
+    }
+  }
+  auto changed = [&] {
+    struct stat st;
+    return stat(target, &st) == 0 && (st.st_mode & 0777) == 0777;
+  };
+  constexpr long kMinChmods = 5000;
+  for (long chmods = 0; (chmods < kMinChmods || *done < swaps) && !changed(); ++chmods) chmod(link_path, 0777);
+  kill(swapper, SIGKILL);
+  waitpid(swapper, nullptr, 0);
+  return changed() ? ok("target changed") : failed("target unchanged");
+}
+
+// parent-fds: success (an escape) = a descriptor of the parent process can be opened, or its
+// memory read.
+int parent_fds() {
+  const std::string proc = "/proc/" + std::to_string(getppid());
+  for (int n = 0; n < 64; ++n) {
+    int fd = open((proc + "/fd/" + std::to_string(n)).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      printf("opened parent descriptor %d\n", n);
+      return 0;
+    }
+  }
+  int mem = open((proc + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  if (mem >= 0) return ok("parent memory");
+  return failed("parent descriptors and memory");
+}
+
 long raw_int80_getpid() {
   long ret = 20;  // i386 __NR_getpid
   asm volatile("int $0x80" : "+a"(ret) : : "memory");
@@ -272,6 +322,22 @@ int main(int argc, char** argv) {
   if (cmd == "rename" && argc > 3) return rename(arg(2), arg(3)) == 0 ? ok("rename") : failed("rename");
   if (cmd == "truncate" && has) return truncate(arg(2), 0) == 0 ? ok("truncate") : failed("truncate");
   if (cmd == "chmod" && has) return chmod(arg(2), 0777) == 0 ? ok("chmod") : failed("chmod");
+  if (cmd == "chmod-mode" && argc > 3) return chmod(arg(2), octal(arg(3))) == 0 ? ok("chmod") : failed("chmod");
+  if (cmd == "lchmod" && argc > 3) {  // glibc goes through /proc/self/fd for AT_SYMLINK_NOFOLLOW
+    return fchmodat(AT_FDCWD, arg(2), octal(arg(3)), AT_SYMLINK_NOFOLLOW) == 0 ? ok("lchmod") : failed("lchmod");
+  }
+  if (cmd == "fchmod-open" && argc > 3) {  // PATH MODE: open read-only, then fchmod
+    int fd = open(arg(2), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return failed("open");
+    return fchmod(fd, octal(arg(3))) == 0 ? ok("fchmod") : failed("fchmod");
+  }
+  if (cmd == "fchmodat-dir" && argc > 4) {  // DIR NAME MODE: relative to a descriptor of DIR
+    int dir = open(arg(2), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return failed("open dir");
+    return fchmodat(dir, arg(3), octal(arg(4)), 0) == 0 ? ok("fchmodat") : failed("fchmodat");
+  }
+  if (cmd == "chmod-race" && argc > 4) return chmod_race(arg(2), arg(3), atol(arg(4)));
+  if (cmd == "parent-fds") return parent_fds();
   if (cmd == "chown" && has) return chown(arg(2), getuid(), getgid()) == 0 ? ok("chown") : failed("chown");
   if (cmd == "setxattr" && has) {
     return setxattr(arg(2), "user.codexd", "x", 1, 0) == 0 ? ok("setxattr") : failed("setxattr");

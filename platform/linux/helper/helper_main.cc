@@ -1,6 +1,8 @@
 // codexd-sandbox-helper: the last step before the sandboxed command. bwrap runs it inside the
 // new namespaces (or the daemon runs it directly for the Landlock backend); it sets
 // no_new_privs, drops every capability, applies the Landlock ruleset (Landlock backend),
+// takes the sandbox's terminal (bwrap), forks off the command under itself as its metadata
+// keeper (metadata_keeper.h),
 // installs the seccomp filter, restores loader variables, closes stray descriptors and
 // execvp()s the command. If any step fails the command is never run: exit 126 with a
 // message on stderr ("codexd-sandbox-helper: ..."); a command that cannot be executed is 126
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "platform/linux/capability_drop.h"
+#include "platform/linux/helper/metadata_keeper.h"
 #include "platform/linux/helper/console.h"
 #include "platform/linux/helper/proxy_ports.h"
 #include "platform/linux/helper/run_command.h"
@@ -111,12 +114,13 @@ int main(int argc, char** argv) {
   if (config.mode == lb::HelperMode::kLandlock) {
     check("landlock", lb::apply_landlock(grants, config, abi, proxy_ports));
   }
-  codexd::UniqueFd exec_listener;
-  check("seccomp", lb::install_seccomp_filter(config, /*build_only=*/false, &exec_listener));
-  if (config.channel_fd >= 0) {
-    check("handover", lb::hand_over(config, opened_ports ? &*opened_ports : nullptr, std::move(exec_listener)));
-  }
+  // No core files (they would land in the writable cwd and may hold secrets); a core_pattern
+  // pipe handler configured on the host still runs, that is host policy. Set before the
+  // keeper forks, so that it holds for both.
+  struct rlimit no_core {0, 0};
+  if (::setrlimit(RLIMIT_CORE, &no_core) != 0) fail("RLIMIT_CORE", std::strerror(errno));
 
+  // Before the keeper forks: the command's session is made around the terminal it ends up with.
   bool own_terminal = false;
   if (config.console_fd >= 0) {
     codexd::Result<bool> console = lb::take_console(config.console_fd);
@@ -124,10 +128,23 @@ int main(int argc, char** argv) {
     own_terminal = *console;
   }
 
-  // No core files (they would land in the writable cwd and may hold secrets); a core_pattern
-  // pipe handler configured on the host still runs, that is host policy.
-  struct rlimit no_core {0, 0};
-  if (::setrlimit(RLIMIT_CORE, &no_core) != 0) fail("RLIMIT_CORE", std::strerror(errno));
+  codexd::UniqueFd keeper_link;
+  if (config.metadata_keeper) {
+    // Returns in the child only; under bwrap the keeper is also the sandbox's init.
+    codexd::Result<codexd::UniqueFd> link = lb::start_metadata_keeper(config, own_terminal);
+    if (!link.ok()) fail("metadata keeper", link.status().to_string());
+    keeper_link = std::move(link).value();
+  }
+  codexd::UniqueFd exec_listener;
+  codexd::UniqueFd keeper_listener;
+  check("seccomp", lb::install_seccomp_filter(config, /*build_only=*/false,
+                                              config.metadata_keeper ? &keeper_listener : &exec_listener));
+  if (config.metadata_keeper) {
+    check("metadata keeper", lb::hand_listener_to_keeper(std::move(keeper_link), std::move(keeper_listener)));
+  }
+  if (config.channel_fd >= 0) {
+    check("handover", lb::hand_over(config, opened_ports ? &*opened_ports : nullptr, std::move(exec_listener)));
+  }
 
   set_environment(config.deferred_env);
   close_stray_descriptors();
@@ -138,6 +155,6 @@ int main(int argc, char** argv) {
   // Under exec supervision the daemon takes the first exec it is told about for the command
   // itself (already decided): so the PATH search happens here, and only one execve follows.
   std::string program = config.supervise_exec ? lb::find_program(config.command.front()) : config.command.front();
-  if (config.init) lb::run_under_init(program.c_str(), command.data(), own_terminal);
+  if (config.init && !config.metadata_keeper) lb::run_under_init(program.c_str(), command.data(), own_terminal);
   lb::exec_command(program.c_str(), command.data());
 }

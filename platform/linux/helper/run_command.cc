@@ -1,6 +1,8 @@
 #include "platform/linux/helper/run_command.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -40,9 +42,26 @@ void take_terminal_foreground() {
   signal(SIGTTOU, SIG_DFL);
 }
 
-[[noreturn]] void exit_like(int status) {
+sigset_t supervised_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  for (int sig : posix::kForwardedSignals) sigaddset(&set, sig);
+  return set;
+}
+
+[[noreturn]] void exit_like(int status, bool reraise) {
   if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-  _exit(128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0));
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (reraise && sig != 0) {
+    signal(sig, SIG_DFL);
+    sigset_t just;
+    sigemptyset(&just);
+    sigaddset(&just, sig);
+    sigprocmask(SIG_UNBLOCK, &just, nullptr);
+    raise(sig);
+  }
+  _exit(128 + sig);
 }
 
 }  // namespace
@@ -86,14 +105,12 @@ void exec_command(const char* program, char* const* argv) {
   _exit(kCannotExecute);
 }
 
-void run_under_init(const char* program, char* const* argv, bool own_terminal) {
+pid_t fork_command(bool own_terminal) {
   // bwrap was started with the forwarded signals ignored; an init needs them delivered.
-  // Blocked signals are queued even for pid 1, so they wait for sigwaitinfo below.
+  // Blocked until the signalfd reads them, so none is lost in between (blocked signals are
+  // queued even for pid 1).
   reset_signals_to_default();
-  sigset_t waited;
-  sigemptyset(&waited);
-  sigaddset(&waited, SIGCHLD);
-  for (int sig : posix::kForwardedSignals) sigaddset(&waited, sig);
+  sigset_t waited = supervised_signals();
   sigprocmask(SIG_BLOCK, &waited, nullptr);
 
   const bool tty = isatty(STDIN_FILENO) == 1;
@@ -110,7 +127,7 @@ void run_under_init(const char* program, char* const* argv, bool own_terminal) {
       if (tty) take_terminal_foreground();
     }
     reset_signals_to_default();
-    exec_command(program, argv);
+    return 0;
   }
   // Both sides set the group, so neither order of running leaves a window. Not for a session
   // leader to be: setsid() fails for a process that already leads a group.
@@ -118,11 +135,27 @@ void run_under_init(const char* program, char* const* argv, bool own_terminal) {
     setpgid(child, child);
     if (tty) tcsetpgrp(STDIN_FILENO, child);
   }
+  return child;
+}
 
+void supervise_command(pid_t child, const Supervision& supervision) {
+  sigset_t waited = supervised_signals();
+  const int signals = signalfd(-1, &waited, SFD_CLOEXEC);
+  if (signals < 0) {
+    std::fprintf(stderr, "codexd-sandbox-helper: signalfd: %s\n", std::strerror(errno));
+    kill(child, SIGKILL);
+    _exit(kCannotExecute);
+  }
+  pollfd watched[2] = {{signals, POLLIN, 0}, {supervision.listener, POLLIN, 0}};
   for (;;) {
-    siginfo_t info;
-    int sig = sigwaitinfo(&waited, &info);
-    if (sig < 0) continue;  // EINTR
+    if (poll(watched, watched[1].fd >= 0 ? 2 : 1, -1) < 0) continue;  // EINTR
+    if (watched[1].fd >= 0 && (watched[1].revents & POLLIN) != 0) supervision.serve(watched[1].fd);
+    // Hung up: every process under the filter is gone; only the exit is left to wait for.
+    if (watched[1].fd >= 0 && (watched[1].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) watched[1].fd = -1;
+    if ((watched[0].revents & POLLIN) == 0) continue;
+    signalfd_siginfo info;
+    if (read(signals, &info, sizeof info) != static_cast<ssize_t>(sizeof info)) continue;
+    const int sig = static_cast<int>(info.ssi_signo);
     if (sig != SIGCHLD) {
       // Before the child's setsid()/setpgid() its group does not exist yet: then to the child.
       if (kill(-child, sig) != 0) kill(child, sig);
@@ -131,9 +164,15 @@ void run_under_init(const char* program, char* const* argv, bool own_terminal) {
     int status = 0;
     pid_t reaped;
     while ((reaped = waitpid(-1, &status, WNOHANG)) > 0) {
-      if (reaped == child) exit_like(status);
+      if (reaped == child) exit_like(status, supervision.reraise);
     }
   }
+}
+
+void run_under_init(const char* program, char* const* argv, bool own_terminal) {
+  const pid_t child = fork_command(own_terminal);
+  if (child == 0) exec_command(program, argv);
+  supervise_command(child, Supervision{});
 }
 
 }  // namespace codexd::sandbox::linux_backend

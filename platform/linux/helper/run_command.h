@@ -1,7 +1,11 @@
 // The helper's last step: exec the command, either in place (Landlock: the daemon's session
-// process becomes the command) or under the helper as the sandbox's init (bwrap).
+// process becomes the command), under the helper as the sandbox's init (bwrap), or under the
+// helper as the metadata keeper (Landlock, helper/metadata_keeper.h).
 #pragma once
 
+#include <sys/types.h>
+
+#include <functional>
 #include <string>
 
 namespace codexd::sandbox::linux_backend {
@@ -15,14 +19,32 @@ std::string find_program(const std::string& name);
 // failure says so the way a shell would and _exits 127 (not found) or 126 (cannot execute).
 [[noreturn]] void exec_command(const char* program, char* const* argv);
 
-// Stays as pid 1 of the sandbox: forks the command into its own process group (made the
+// Forks the command's process. The child returns 0: in a process group of its own (made the
 // terminal's foreground group when stdin is a TTY, so Ctrl-C reaches it as in a local
-// terminal), hands every signal of kForwardedSignals it receives to that group, reaps every
-// process that ends up orphaned in the sandbox, and _exits with the command's status (128+N
-// when a signal killed it: pid 1 cannot die of a signal it handles). Exits at once when the
-// command exits; the kernel then ends whatever else is left in the pid namespace.
-// `own_terminal` (take_console put the sandbox's PTY on stdin): the command gets its own
-// session with that PTY as its controlling terminal instead.
+// terminal) or, with `own_terminal` (take_console put the sandbox's PTY on stdin), in a
+// session of its own with that PTY as its controlling terminal; signals at their defaults.
+// The parent returns the child's pid, with SIGCHLD and kForwardedSignals blocked for
+// supervise_command.
+pid_t fork_command(bool own_terminal);
+
+// What the parent does besides forwarding signals and reaping: serve a seccomp listener of
+// the child's filter (the metadata keeper), and how to end.
+struct Supervision {
+  int listener = -1;                   // served with `serve` whenever readable; -1: none
+  std::function<void(int)> serve;
+  // Die of the signal that killed the command (a plain parent). pid 1 cannot die of a signal it
+  // handles, so the init exits 128+N instead.
+  bool reraise = false;
+};
+
+// Hands every signal of kForwardedSignals it receives to the child's group, reaps every child
+// (an init inherits the sandbox's orphans), serves the listener, and exits with the child's
+// status as soon as the child exits.
+[[noreturn]] void supervise_command(pid_t child, const Supervision& supervision);
+
+// Stays as pid 1 of the sandbox: fork_command, exec the command in the child, and
+// supervise_command in the parent. When the command exits, the kernel ends whatever else is
+// left in the pid namespace.
 [[noreturn]] void run_under_init(const char* program, char* const* argv, bool own_terminal);
 
 }  // namespace codexd::sandbox::linux_backend

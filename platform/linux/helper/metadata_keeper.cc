@@ -1,0 +1,206 @@
+#include "platform/linux/helper/metadata_keeper.h"
+
+#include <asm/unistd.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <climits>
+#include <csignal>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "platform/linux/writable_scope.h"
+#include "platform/linux/helper/run_command.h"
+#include "platform/linux/remote_memory.h"
+#include "platform/linux/seccomp_filter.h"
+#include "platform/posix/fd_passing.h"
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+
+namespace codexd::sandbox::linux_backend {
+namespace {
+
+constexpr int kSetupFailed = 126;
+constexpr int kGone = -1;  // the calling process no longer waits: nothing to answer
+
+// One chmod- or chown-family call, in the terms of fchmodat2 and fchownat.
+struct FileCall {
+  bool chown = false;
+  int dirfd = AT_FDCWD;
+  uint64_t path = 0;
+  bool has_path = true;
+  uint64_t flags = 0;
+  mode_t mode = 0;
+  uid_t owner = static_cast<uid_t>(-1);
+  gid_t group = static_cast<gid_t>(-1);
+};
+
+FileCall decode(const seccomp_data& data) {
+  const auto& arg = data.args;
+  FileCall call;
+  // Where the path (or the descriptor) is, and where the mode or owner and group follow.
+  size_t next = 1;
+  switch (data.nr) {
+    case __NR_chmod: case __NR_chown: case __NR_lchown:
+      call.path = arg[0];
+      if (data.nr == __NR_lchown) call.flags = AT_SYMLINK_NOFOLLOW;
+      break;
+    case __NR_fchmod: case __NR_fchown:
+      call.dirfd = static_cast<int>(arg[0]);
+      call.has_path = false;
+      call.flags = AT_EMPTY_PATH;
+      break;
+    default:  // fchmodat (no flags argument), fchmodat2, fchownat
+      call.dirfd = static_cast<int>(arg[0]);
+      call.path = arg[1];
+      next = 2;
+      if (data.nr == __NR_fchmodat2) call.flags = arg[3];
+      if (data.nr == __NR_fchownat) call.flags = arg[4];
+      break;
+  }
+  call.chown = data.nr == __NR_chown || data.nr == __NR_lchown || data.nr == __NR_fchown || data.nr == __NR_fchownat;
+  if (call.chown) {
+    call.owner = static_cast<uid_t>(arg[next]);
+    call.group = static_cast<gid_t>(arg[next + 1]);
+  } else {
+    call.mode = static_cast<mode_t>(arg[next]) & 07777;  // what the kernel keeps of a mode
+  }
+  return call;
+}
+
+std::string proc_entry(pid_t pid, const std::string& entry) { return "/proc/" + std::to_string(pid) + "/" + entry; }
+
+// "/proc/self" and its aliases name the process that opens them: opened by the keeper, they
+// would name the keeper. glibc's lchmod, for one, goes through "/proc/self/fd/N". (A symlink
+// to them still resolves to the keeper; that can only reach the keeper's own descriptors, and
+// the scope checks whatever it reaches.)
+std::string as_caller(const std::string& path, pid_t pid) {
+  const std::string own = "/proc/" + std::to_string(pid);
+  for (const auto& [alias, real] : {std::pair<std::string, std::string>{"/proc/self", own},
+                                    {"/proc/thread-self", own + "/task/" + std::to_string(pid)},
+                                    {"/dev/fd", own + "/fd"}}) {
+    if (path == alias || path.compare(0, alias.size() + 1, alias + "/") == 0) return real + path.substr(alias.size());
+  }
+  return path;
+}
+
+int apply(const FileCall& call, const WritableScope& scope, int target) {
+  return call.chown ? scope.change_owner(target, call.owner, call.group) : scope.change_mode(target, call.mode);
+}
+
+// Performs the waiting call: opens its file as the caller named it (the caller's cwd or
+// descriptor, read through /proc), checks that the wait is still this process's, and asks
+// the scope. Returns 0, an errno, or kGone.
+int perform(int listener, const seccomp_notif& notification, const WritableScope& scope) {
+  const FileCall call = decode(notification.data);
+  if ((call.flags & ~static_cast<uint64_t>(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) != 0) return EINVAL;
+  const pid_t pid = static_cast<pid_t>(notification.pid);
+  std::string path;
+  if (call.has_path && !read_remote_string(pid, call.path, PATH_MAX, &path)) {
+    return path.size() >= PATH_MAX ? ENAMETOOLONG : EFAULT;
+  }
+  path = as_caller(path, pid);
+  if (path.empty() && (call.flags & AT_EMPTY_PATH) == 0) return ENOENT;
+  UniqueFd base;
+  if (path.empty() || path.front() != '/') {
+    const std::string where = call.dirfd == AT_FDCWD ? proc_entry(pid, "cwd") : proc_entry(pid, "fd/" + std::to_string(call.dirfd));
+    base = UniqueFd(::open(where.c_str(), O_PATH | O_CLOEXEC));
+    if (!base) return EBADF;
+  }
+  // Only now is it known that what was read and opened belongs to this very wait (the
+  // process could have been killed and its pid reused).
+  uint64_t id = notification.id;
+  if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return kGone;
+  if (path.empty()) return apply(call, scope, base.get());
+  const int nofollow = (call.flags & AT_SYMLINK_NOFOLLOW) != 0 ? O_NOFOLLOW : 0;
+  UniqueFd target(::openat(base ? base.get() : AT_FDCWD, path.c_str(), O_PATH | O_CLOEXEC | nofollow));
+  if (!target) return errno;
+  return apply(call, scope, target.get());
+}
+
+void serve_one(int listener, const WritableScope& scope) {
+  seccomp_notif notification;
+  std::memset(&notification, 0, sizeof notification);
+  if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &notification) != 0) return;  // gone already, or EINTR
+  const int result = perform(listener, notification, scope);
+  if (result == kGone) return;
+  seccomp_notif_resp response;
+  std::memset(&response, 0, sizeof response);
+  response.id = notification.id;
+  response.error = -result;
+  // ENOENT: killed while we worked; the change, if made, stands, as it would for the command.
+  (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &response);
+}
+
+void close_all_but(int kept) {
+  if (kept > 3) ::syscall(SYS_close_range, 3U, static_cast<unsigned>(kept - 1), 0U);
+  ::syscall(SYS_close_range, static_cast<unsigned>(kept + 1), ~0U, 0U);
+}
+
+[[noreturn]] void keep(pid_t child, UniqueFd link, const HelperConfig& config) {
+  // The command shares the keeper's uid and Landlock domain: not dumpable, the keeper's /proc
+  // entries (its descriptors, its memory) are closed to it.
+  ::prctl(PR_SET_DUMPABLE, 0);
+  // The proxy ports, the channel and the like are the command's to hand over, not the keeper's.
+  close_all_but(link.get());
+  const WritableScope scope(config.writable, config.read_only);
+  // The keeper reads what the command hands it: it keeps the command's rules except chmod and
+  // chown, and may exec nothing. Rather than an unfiltered process in the sandbox, none at all.
+  if (Status filtered = install_keeper_filter(config); !filtered.ok()) {
+    std::fprintf(stderr, "codexd-sandbox-helper: keeper seccomp: %s\n", filtered.to_string().c_str());
+    ::kill(child, SIGKILL);
+    ::_exit(kSetupFailed);
+  }
+  Result<posix::ReceivedFds> received = posix::receive_fds(link.get());
+  UniqueFd listener;
+  // Otherwise the child failed before its filter was loaded (it said why and exits 126):
+  // only its exit is left to wait for.
+  if (received.ok() && received->fds.size() == 1) {
+    listener = std::move(received->fds.front());
+    // The command waits for this: it never runs beside an unfiltered keeper.
+    if (::write(link.get(), "k", 1) != 1) ::kill(child, SIGKILL);
+  }
+  link.reset();
+  Supervision supervision;
+  supervision.listener = listener.get();
+  supervision.serve = [&scope](int fd) { serve_one(fd, scope); };
+  supervision.reraise = !config.init;  // pid 1 cannot die of its own signal
+  supervise_command(child, supervision);
+}
+
+}  // namespace
+
+Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal) {
+  CODEXD_ASSIGN_OR_RETURN(posix::SocketPair link, posix::make_seqpacket_pair());
+  const pid_t keeper = ::getpid();
+  const pid_t child = fork_command(own_terminal);
+  if (child == 0) {
+    // Without its keeper the command's chmods would fail and nobody would report its exit.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != keeper) ::_exit(kSetupFailed);
+    link.first.reset();
+    return std::move(link.second);
+  }
+  link.second.reset();
+  keep(child, std::move(link.first), config);
+}
+
+Status hand_listener_to_keeper(UniqueFd link, UniqueFd listener) {
+  if (!listener) return Internal("metadata keeper: the filter has no listener");
+  CODEXD_RETURN_IF_ERROR(posix::send_fds(link.get(), "l", {listener.get()}));
+  listener.reset();
+  char ack = 0;
+  if (::read(link.get(), &ack, 1) != 1 || ack != 'k') return Internal("metadata keeper: no answer from the keeper");
+  return Status::Ok();
+}
+
+}  // namespace codexd::sandbox::linux_backend
