@@ -5,8 +5,6 @@
 #include <limits>
 #include <utility>
 
-#include "codexd/v1/exec.grpc.pb.h"
-
 namespace codexd::client::mcp {
 namespace {
 
@@ -174,69 +172,11 @@ std::string resolve_workdir(const std::string& turn_cwd, const std::string& work
   return path.lexically_normal().string();
 }
 
-json exec_structured(const v1::ExecResult& r) {
-  json out = {{"wall_time_seconds", r.wall_time_seconds()},
-              {"original_token_count", r.original_token_count()},
-              {"output", r.output()}};
-  if (!r.chunk_id().empty()) out["chunk_id"] = r.chunk_id();
-  if (r.has_exit_code()) out["exit_code"] = r.exit_code();
-  if (r.has_session_id()) out["session_id"] = r.session_id();
-  return out;
-}
-
-// A rejection (policy, reviewer, no sandbox) is the daemon's text for the model, as an error.
-json exec_answer(const grpc::Status& status, const v1::ExecResult& result, const std::string& failure_prefix,
-                 const std::string& not_found_text) {
-  if (!status.ok()) {
-    if (status.error_code() == grpc::StatusCode::NOT_FOUND && !not_found_text.empty()) return text_result(not_found_text, true);
-    return text_result(failure_prefix + status.error_message(), true);
-  }
-  if (result.rejection().reason() != v1::Rejection::REASON_UNSPECIFIED) return text_result(result.text(), true);
-  return text_result(result.text(), false, exec_structured(result));
-}
-
-// One unary Exec RPC through gRPC's callback API: no thread waits for it.
-template <typename Request, typename Response>
-class UnaryCall : public ToolCall {
- public:
-  using Answer = std::function<json(const grpc::Status&, const Response&)>;
-  using Method = void (v1::Exec::Stub::async::*)(grpc::ClientContext*, const Request*, Response*,
-                                                  std::function<void(grpc::Status)>);
-
-  UnaryCall(const std::shared_ptr<grpc::Channel>& channel, const ClientOptions& options, Request request,
-            uint32_t approval_after_ms)
-      : state_(std::make_shared<State>()), approval_after_ms_(approval_after_ms) {
-    state_->stub = v1::Exec::NewStub(channel);
-    state_->request = std::move(request);
-    prepare(state_->context, options);
-  }
-  void start(Method method, Answer answer, ToolDone done) {
-    std::shared_ptr<State> state = state_;
-    ((*state->stub->async()).*method)(&state->context, &state->request, &state->response,
-                                     [state, answer = std::move(answer), done = std::move(done)](grpc::Status status) {
-                                       done(answer(status, state->response));
-                                     });
-  }
-  void cancel() override { state_->context.TryCancel(); }
-  uint32_t waiting_for_approval_after_ms() const override { return approval_after_ms_; }
-
- private:
-  struct State {
-    std::unique_ptr<v1::Exec::Stub> stub;
-    grpc::ClientContext context;
-    Request request;
-    Response response;
-  };
-  std::shared_ptr<State> state_;
-  uint32_t approval_after_ms_;
-};
-
-std::unique_ptr<ToolCall> start_exec_command(const std::shared_ptr<grpc::Channel>& channel, const ClientOptions& options,
-                                             const std::string& turn_cwd, const json& arguments, ToolDone& done) {
+// Each tool's arguments checked and turned into its request: the first problem is the error.
+Result<ToolRequest> exec_command_request(const std::string& turn_cwd, const json& arguments) {
   Arguments args("exec_command", arguments,
                  {"cmd", "workdir", "shell", "login", "tty", "yield_time_ms", "max_output_tokens", "sandbox_permissions",
                   "justification", "prefix_rule"});
-  v1::ExecCommandRequest request;
   auto cmd = args.string("cmd");
   if (!args.error() && (!cmd || cmd->empty())) args.fail("`cmd` is required: the shell command to run");
   auto workdir = args.string("workdir");
@@ -251,10 +191,8 @@ std::unique_ptr<ToolCall> start_exec_command(const std::shared_ptr<grpc::Channel
   }
   auto justification = args.string("justification");
   auto prefix_rule = args.strings("prefix_rule");
-  if (args.error()) {
-    done(text_result(*args.error(), true));
-    return nullptr;
-  }
+  if (args.error()) return InvalidArgument(*args.error());
+  v1::ExecCommandRequest request;
   request.set_cmd(*cmd);
   request.set_workdir(resolve_workdir(turn_cwd, workdir.value_or("")));
   if (shell) request.set_shell(*shell);
@@ -265,80 +203,32 @@ std::unique_ptr<ToolCall> start_exec_command(const std::shared_ptr<grpc::Channel
   request.set_sandbox_permissions(permissions == "require_escalated" ? v1::REQUIRE_ESCALATED : v1::USE_DEFAULT);
   if (justification) request.set_justification(*justification);
   if (prefix_rule) *request.mutable_prefix_rule() = {prefix_rule->begin(), prefix_rule->end()};
-
-  // The daemon clamps the yield to [250, 30000] (default 10000): a longer wait is a reviewer's.
-  const uint32_t yield_ms = std::clamp<uint32_t>(yield ? static_cast<uint32_t>(*yield) : 10'000, 250, 30'000);
-  auto call = std::make_unique<UnaryCall<v1::ExecCommandRequest, v1::ExecResult>>(channel, options, std::move(request),
-                                                                                   yield_ms + 1000);
-  const std::string prefix = "exec_command failed for `" + *cmd + "`: ";
-  call->start(&v1::Exec::Stub::async::ExecCommand,
-              [prefix](const grpc::Status& s, const v1::ExecResult& r) { return exec_answer(s, r, prefix, ""); }, std::move(done));
-  return call;
+  return ToolRequest(std::move(request));
 }
 
-std::unique_ptr<ToolCall> start_write_stdin(const std::shared_ptr<grpc::Channel>& channel, const ClientOptions& options,
-                                            const json& arguments, ToolDone& done) {
+Result<ToolRequest> write_stdin_request(const json& arguments) {
   Arguments args("write_stdin", arguments, {"session_id", "chars", "yield_time_ms", "max_output_tokens"});
   auto id = args.integer("session_id", 0, kMaxI32);
   if (!args.error() && !id) args.fail("`session_id` is required: the id exec_command returned");
   auto chars = args.string("chars");
   auto yield = args.integer("yield_time_ms", 0, kMaxU32);
   auto tokens = args.integer("max_output_tokens", 0, kMaxU32);
-  if (args.error()) {
-    done(text_result(*args.error(), true));
-    return nullptr;
-  }
+  if (args.error()) return InvalidArgument(*args.error());
   v1::WriteStdinRequest request;
   request.set_session_id(static_cast<int32_t>(*id));
   request.set_chars(chars.value_or(""));
   if (yield) request.set_yield_time_ms(static_cast<uint32_t>(*yield));
   if (tokens) request.set_max_output_tokens(static_cast<uint32_t>(*tokens));
-  auto call = std::make_unique<UnaryCall<v1::WriteStdinRequest, v1::ExecResult>>(channel, options, std::move(request), 0);
-  const std::string unknown = "write_stdin failed: Unknown process id " + std::to_string(*id);
-  call->start(&v1::Exec::Stub::async::WriteStdin,
-              [unknown](const grpc::Status& s, const v1::ExecResult& r) { return exec_answer(s, r, "write_stdin failed: ", unknown); },
-              std::move(done));
-  return call;
+  return ToolRequest(std::move(request));
 }
 
-std::string session_line(const v1::SessionInfo& s) {
-  std::string command;
-  for (const auto& a : s.argv()) command += (command.empty() ? "" : " ") + a;
-  std::string state = s.running() ? "running" : s.has_exit_code() ? "exited with code " + std::to_string(s.exit_code()) : "exited";
-  return "session ID " + std::to_string(s.session_id()) + ": " + state + (s.tty() ? ", tty" : "") + ", in " + s.workdir() +
-         ": " + command;
-}
-
-std::unique_ptr<ToolCall> start_list_sessions(const std::shared_ptr<grpc::Channel>& channel, const ClientOptions& options,
-                                              const json& arguments, ToolDone& done) {
+Result<ToolRequest> list_sessions_request(const json& arguments) {
   Arguments args("list_sessions", arguments, {});
-  if (args.error()) {
-    done(text_result(*args.error(), true));
-    return nullptr;
-  }
-  auto call = std::make_unique<UnaryCall<v1::ListSessionsRequest, v1::ListSessionsResponse>>(channel, options,
-                                                                                            v1::ListSessionsRequest(), 0);
-  call->start(&v1::Exec::Stub::async::ListSessions,
-              [](const grpc::Status& s, const v1::ListSessionsResponse& r) {
-                if (!s.ok()) return text_result("list_sessions failed: " + s.error_message(), true);
-                std::string text = r.sessions().empty() ? "No sessions." : std::to_string(r.sessions_size()) + " session(s):";
-                json sessions = json::array();
-                for (const auto& session : r.sessions()) {
-                  text += "\n" + session_line(session);
-                  json entry = {{"session_id", session.session_id()}, {"command", session.argv()},
-                                {"workdir", session.workdir()}, {"tty", session.tty()},
-                                {"running", session.running()}, {"agent_id", session.agent_id()}};
-                  if (session.has_exit_code()) entry["exit_code"] = session.exit_code();
-                  sessions.push_back(std::move(entry));
-                }
-                return text_result(text, false, json{{"sessions", sessions}});
-              },
-              std::move(done));
-  return call;
+  if (args.error()) return InvalidArgument(*args.error());
+  return ToolRequest(v1::ListSessionsRequest());
 }
 
-std::unique_ptr<ToolCall> start_kill_session(const std::shared_ptr<grpc::Channel>& channel, const ClientOptions& options,
-                                             const json& arguments, ToolDone& done) {
+Result<ToolRequest> kill_session_request(const json& arguments) {
   Arguments args("kill_session", arguments, {"session_id", "signal"});
   auto id = args.integer("session_id", 0, kMaxI32);
   if (!args.error() && !id) args.fail("`session_id` is required");
@@ -353,26 +243,9 @@ std::unique_ptr<ToolCall> start_kill_session(const std::shared_ptr<grpc::Channel
   } else {
     args.fail("`signal` must be \"terminate\", \"interrupt\" or \"kill\" (got \"" + *signal + "\")");
   }
-  if (args.error()) {
-    done(text_result(*args.error(), true));
-    return nullptr;
-  }
+  if (args.error()) return InvalidArgument(*args.error());
   request.set_session_id(static_cast<int32_t>(*id));
-  const std::string what = !signal || *signal == "terminate" ? "SIGTERM (SIGKILL follows after 2 s if it is still running)"
-                           : *signal == "interrupt"          ? "SIGINT"
-                                                             : "SIGKILL";
-  const std::string session = "session ID " + std::to_string(*id);
-  auto call = std::make_unique<UnaryCall<v1::CancelRequest, v1::CancelResponse>>(channel, options, std::move(request), 0);
-  call->start(&v1::Exec::Stub::async::Cancel,
-              [what, session](const grpc::Status& s, const v1::CancelResponse& r) {
-                if (s.error_code() == grpc::StatusCode::NOT_FOUND) return text_result("kill_session failed: Unknown " + session, true);
-                if (!s.ok()) return text_result("kill_session failed: " + s.error_message(), true);
-                return text_result(r.was_running() ? "Sent " + what + " to " + session + "."
-                                                   : "The process of " + session + " had already exited.",
-                                   false);
-              },
-              std::move(done));
-  return call;
+  return ToolRequest(std::move(request));
 }
 
 }  // namespace
@@ -387,15 +260,12 @@ json text_result(const std::string& text, bool is_error, std::optional<json> str
   return result;
 }
 
-std::unique_ptr<ToolCall> start_tool_call(const std::shared_ptr<grpc::Channel>& channel, const ClientOptions& options,
-                                          const std::string& workdir, const std::string& name, const json& arguments,
-                                          ToolDone done) {
-  if (name == "exec_command") return start_exec_command(channel, options, workdir, arguments, done);
-  if (name == "write_stdin") return start_write_stdin(channel, options, arguments, done);
-  if (name == "list_sessions") return start_list_sessions(channel, options, arguments, done);
-  if (name == "kill_session") return start_kill_session(channel, options, arguments, done);
-  done(text_result("unknown tool `" + name + "`; the tools are exec_command, write_stdin, list_sessions and kill_session", true));
-  return nullptr;
+Result<ToolRequest> tool_request(const std::string& workdir, const std::string& name, const json& arguments) {
+  if (name == "exec_command") return exec_command_request(workdir, arguments);
+  if (name == "write_stdin") return write_stdin_request(arguments);
+  if (name == "list_sessions") return list_sessions_request(arguments);
+  if (name == "kill_session") return kill_session_request(arguments);
+  return InvalidArgument("unknown tool `" + name + "`; the tools are exec_command, write_stdin, list_sessions and kill_session");
 }
 
 }  // namespace codexd::client::mcp

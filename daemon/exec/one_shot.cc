@@ -52,8 +52,7 @@ Result<std::shared_ptr<OneShotRun>> OneShotRun::start(asio::io_context& io, cons
 
 OneShotRun::OneShotRun(asio::io_context& io, posix::SpawnedProcess process, uint32_t timeout_ms, Done done,
                        std::unique_ptr<limits::ResourceGroup> group)
-    : io_(io),
-      pid_(process.pid),
+    : pid_(process.pid),
       start_(Clock::now()),
       pidfd_(io, process.pidfd.release()),
       stdout_(io, process.output.release()),

@@ -69,7 +69,6 @@ class OneShotRun : public std::enable_shared_from_this<OneShotRun> {
   void maybe_complete();
   void complete();
 
-  boost::asio::io_context& io_;
   pid_t pid_;
   Clock::time_point start_;
   boost::asio::posix::stream_descriptor pidfd_;

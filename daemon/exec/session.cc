@@ -411,7 +411,7 @@ Session::WaitId Session::wait(WaitMode mode, Clock::time_point deadline, std::fu
   WaitId id = next_wait_id_++;
   auto timer = std::make_unique<asio::steady_timer>(io_);
   timer->expires_at(deadline);
-  timer->async_wait([self = shared_from_this(), id](const boost::system::error_code& ec) {
+  timer->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->evaluate_waiters();
   });
   waiters_.emplace(id, Waiter{mode, deadline, std::move(done), std::move(timer), reread, std::nullopt});

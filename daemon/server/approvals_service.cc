@@ -5,6 +5,7 @@
 #include "daemon/server/approval_pages.h"
 #include "daemon/server/core_reactors.h"
 #include "daemon/server/proto_convert.h"
+#include "daemon/server/request_validation.h"
 
 namespace codexd::server {
 namespace {
@@ -116,37 +117,13 @@ grpc::ServerUnaryReactor* ApprovalsService::ResolveApproval(grpc::CallbackServer
                                                             v1::ResolveApprovalResponse*) {
   auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  if (request->approval_id().empty()) {
-    reactor->finish(InvalidArgument("`approval_id` is required (from WatchApprovals or ListApprovals)"));
+  Result<orchestrator::ReviewDecision> decision = validate_resolve_approval(*request);
+  if (!decision.ok()) {
+    reactor->finish(decision.status());
     return reactor;
   }
-  if (request->approval_id().size() > 64) {
-    reactor->finish(InvalidArgument("`approval_id` is " + std::to_string(request->approval_id().size()) +
-                                    " bytes; an approval id is at most 64 (from WatchApprovals or ListApprovals)"));
-    return reactor;
-  }
-  if (request->rationale().size() > 4096) {
-    reactor->finish(InvalidArgument("`rationale` is longer than 4096 bytes"));
-    return reactor;
-  }
-  orchestrator::ReviewDecision decision;
-  switch (request->decision()) {
-    case v1::APPROVED: decision = orchestrator::ReviewDecision::kApproved; break;
-    case v1::APPROVED_FOR_SESSION: decision = orchestrator::ReviewDecision::kApprovedForSession; break;
-    case v1::APPROVED_EXECPOLICY_AMENDMENT: decision = orchestrator::ReviewDecision::kApprovedWithAmendment; break;
-    case v1::DENIED: decision = orchestrator::ReviewDecision::kDenied; break;
-    case v1::ABORT: decision = orchestrator::ReviewDecision::kAbort; break;
-    default: {
-      const std::string got = request->decision() == v1::REVIEW_DECISION_UNSPECIFIED
-                                  ? "unset, REVIEW_DECISION_UNSPECIFIED"
-                                  : std::to_string(request->decision());
-      reactor->finish(InvalidArgument(
-          "`decision` must be APPROVED, APPROVED_FOR_SESSION, APPROVED_EXECPOLICY_AMENDMENT, DENIED or ABORT (got " + got + ")"));
-      return reactor;
-    }
-  }
-  on_core(core_, [this, reactor, id = request->approval_id(), decision, uid = caller->uid, agent = caller->agent_id,
-                   rationale = request->rationale()] {
+  on_core(core_, [this, reactor, id = request->approval_id(), decision = *decision, uid = caller->uid,
+                   agent = caller->agent_id, rationale = request->rationale()] {
     reactor->finish(broker_.resolve(id, decision, uid, rationale, agent));
   });
   return reactor;

@@ -124,10 +124,7 @@ grpc::ServerUnaryReactor* ExecService::WriteStdin(grpc::CallbackServerContext* c
                                                   v1::ExecResult* response) {
   auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  Status st = validate_session_id(request->session_id());
-  if (st.ok()) st = validate_stdin(request->chars(), "chars");
-  if (st.ok()) st = validate_max_output_tokens(request->has_max_output_tokens(), request->max_output_tokens());
-  if (!st.ok()) {
+  if (Status st = validate_write_stdin(*request); !st.ok()) {
     reactor->finish(st);
     return reactor;
   }
@@ -146,10 +143,7 @@ grpc::ServerUnaryReactor* ExecService::Poll(grpc::CallbackServerContext* ctx, co
                                             v1::ExecResult* response) {
   auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  Status st = validate_session_id(request->session_id());
-  if (st.ok()) st = validate_max_output_tokens(request->has_max_output_tokens(), request->max_output_tokens());
-  if (st.ok()) st = validate_poll_from_offset(*request);
-  if (!st.ok()) {
+  if (Status st = validate_poll(*request); !st.ok()) {
     reactor->finish(st);
     return reactor;
   }
@@ -169,18 +163,13 @@ grpc::ServerUnaryReactor* ExecService::Cancel(grpc::CallbackServerContext* ctx, 
                                               v1::CancelResponse* response) {
   auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  Status st = validate_session_id(request->session_id());
-  Result<exec::ExecEngine::CancelMode> mode = validate_cancel_mode(request->mode());
-  if (st.ok()) st = mode.status();
-  uint32_t grace = request->has_grace_ms() ? request->grace_ms() : 2000;
-  if (st.ok() && grace > 60000) st = InvalidArgument("`grace_ms` must be at most 60000");
-  if (!st.ok()) {
-    reactor->finish(st);
+  Result<CancelInput> input = validate_cancel(*request);
+  if (!input.ok()) {
+    reactor->finish(input.status());
     return reactor;
   }
-  on_core(core_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(), mode = *mode,
-                   grace] {
-    auto r = deps_.engine->cancel(requester, id, mode, std::chrono::milliseconds(grace));
+  on_core(core_, [this, reactor, response, requester = requester_of(*caller), id = request->session_id(), input = *input] {
+    auto r = deps_.engine->cancel(requester, id, input.mode, input.grace);
     if (!r.ok()) {
       reactor->finish(r.status());
       return;
@@ -234,9 +223,7 @@ grpc::ServerUnaryReactor* ExecService::SendInput(grpc::CallbackServerContext* ct
                                                  v1::SendInputResponse*) {
   auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  Status st = validate_session_id(request->session_id());
-  if (st.ok()) st = validate_stdin(request->data(), "data");
-  if (!st.ok()) {
+  if (Status st = validate_send_input(*request); !st.ok()) {
     reactor->finish(st);
     return reactor;
   }
@@ -251,12 +238,7 @@ grpc::ServerUnaryReactor* ExecService::ResizeTerminal(grpc::CallbackServerContex
                                                       v1::ResizeTerminalResponse*) {
   auto [reactor, caller] = begin_unary(core_, ctx);
   if (!caller) return reactor;
-  Status st = validate_session_id(request->session_id());
-  if (st.ok() && (request->rows() == 0 || request->cols() == 0 || request->rows() > kMaxTerminalSize ||
-                  request->cols() > kMaxTerminalSize)) {
-    st = InvalidArgument("`rows` and `cols` must be between 1 and " + std::to_string(kMaxTerminalSize));
-  }
-  if (!st.ok()) {
+  if (Status st = validate_resize_terminal(*request); !st.ok()) {
     reactor->finish(st);
     return reactor;
   }

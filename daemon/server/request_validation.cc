@@ -156,6 +156,19 @@ Result<sandbox::NetworkMode> validate_network_mode(const std::string& mode, bool
   return *parsed;
 }
 
+Status validate_max_output_tokens(bool has, uint32_t value) {
+  if (has && value > kMaxOutputTokens) {
+    return InvalidArgument("`max_output_tokens` must be at most " + std::to_string(kMaxOutputTokens) + " (got " +
+                           std::to_string(value) + ")");
+  }
+  return Status::Ok();
+}
+
+Status validate_stdin(const std::string& chars, const char* field) {
+  if (chars.size() > kMaxStdinBytes) return too_big(field, chars.size(), kMaxStdinBytes);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<limits::ResourceLimits> validate_requested_limits(const v1::ResourceLimitsRequest& request,
@@ -181,21 +194,6 @@ Result<limits::ResourceLimits> validate_requested_limits(const v1::ResourceLimit
     out.cpu_weight = request.cpu_weight();
   }
   return out;
-}
-
-Status validate_max_output_tokens(bool has, uint32_t value) {
-  if (has && value > kMaxOutputTokens) {
-    return InvalidArgument("`max_output_tokens` must be at most " + std::to_string(kMaxOutputTokens) + " (got " +
-                           std::to_string(value) + ")");
-  }
-  return Status::Ok();
-}
-
-Status validate_poll_from_offset(const v1::PollRequest& request) {
-  if (request.has_from_offset() && request.has_max_output_tokens() && request.max_output_tokens() == 0) {
-    return InvalidArgument("`from_offset` needs `max_output_tokens` > 0 (a re-read of 0 bytes never moves forward)");
-  }
-  return Status::Ok();
 }
 
 Result<orchestrator::ExecRequest> validate_exec_command(const v1::ExecCommandRequest& request, const config::Config& config,
@@ -261,9 +259,66 @@ Status validate_session_id(int32_t session_id) {
   return Status::Ok();
 }
 
-Status validate_stdin(const std::string& chars, const char* field) {
-  if (chars.size() > kMaxStdinBytes) return too_big(field, chars.size(), kMaxStdinBytes);
+Status validate_write_stdin(const v1::WriteStdinRequest& request) {
+  CODEXD_RETURN_IF_ERROR(validate_session_id(request.session_id()));
+  CODEXD_RETURN_IF_ERROR(validate_stdin(request.chars(), "chars"));
+  return validate_max_output_tokens(request.has_max_output_tokens(), request.max_output_tokens());
+}
+
+Status validate_poll(const v1::PollRequest& request) {
+  CODEXD_RETURN_IF_ERROR(validate_session_id(request.session_id()));
+  CODEXD_RETURN_IF_ERROR(validate_max_output_tokens(request.has_max_output_tokens(), request.max_output_tokens()));
+  if (request.has_from_offset() && request.has_max_output_tokens() && request.max_output_tokens() == 0) {
+    return InvalidArgument("`from_offset` needs `max_output_tokens` > 0 (a re-read of 0 bytes never moves forward)");
+  }
   return Status::Ok();
+}
+
+Result<CancelInput> validate_cancel(const v1::CancelRequest& request) {
+  CODEXD_RETURN_IF_ERROR(validate_session_id(request.session_id()));
+  CancelInput out;
+  CODEXD_ASSIGN_OR_RETURN(out.mode, validate_cancel_mode(request.mode()));
+  if (request.has_grace_ms()) {
+    if (request.grace_ms() > 60000) return InvalidArgument("`grace_ms` must be at most 60000");
+    out.grace = std::chrono::milliseconds(request.grace_ms());
+  }
+  return out;
+}
+
+Status validate_send_input(const v1::SendInputRequest& request) {
+  CODEXD_RETURN_IF_ERROR(validate_session_id(request.session_id()));
+  return validate_stdin(request.data(), "data");
+}
+
+Status validate_resize_terminal(const v1::ResizeTerminalRequest& request) {
+  CODEXD_RETURN_IF_ERROR(validate_session_id(request.session_id()));
+  if (request.rows() == 0 || request.cols() == 0 || request.rows() > kMaxTerminalSize || request.cols() > kMaxTerminalSize) {
+    return InvalidArgument("`rows` and `cols` must be between 1 and " + std::to_string(kMaxTerminalSize));
+  }
+  return Status::Ok();
+}
+
+Result<orchestrator::ReviewDecision> validate_resolve_approval(const v1::ResolveApprovalRequest& request) {
+  if (request.approval_id().empty()) return InvalidArgument("`approval_id` is required (from WatchApprovals or ListApprovals)");
+  if (request.approval_id().size() > 64) {
+    return InvalidArgument("`approval_id` is " + std::to_string(request.approval_id().size()) +
+                           " bytes; an approval id is at most 64 (from WatchApprovals or ListApprovals)");
+  }
+  if (request.rationale().size() > 4096) return InvalidArgument("`rationale` is longer than 4096 bytes");
+  using orchestrator::ReviewDecision;
+  switch (request.decision()) {
+    case v1::APPROVED: return ReviewDecision::kApproved;
+    case v1::APPROVED_FOR_SESSION: return ReviewDecision::kApprovedForSession;
+    case v1::APPROVED_EXECPOLICY_AMENDMENT: return ReviewDecision::kApprovedWithAmendment;
+    case v1::DENIED: return ReviewDecision::kDenied;
+    case v1::ABORT: return ReviewDecision::kAbort;
+    default: {
+      const std::string got = request.decision() == v1::REVIEW_DECISION_UNSPECIFIED ? "unset, REVIEW_DECISION_UNSPECIFIED"
+                                                                                    : std::to_string(request.decision());
+      return InvalidArgument(
+          "`decision` must be APPROVED, APPROVED_FOR_SESSION, APPROVED_EXECPOLICY_AMENDMENT, DENIED or ABORT (got " + got + ")");
+    }
+  }
 }
 
 Result<std::vector<std::string>> validate_policy_check(const v1::CheckPolicyRequest& request, const config::Config& config) {

@@ -2,11 +2,15 @@
 // INVALID_ARGUMENT with a message naming the field and saying what to fix.
 #pragma once
 
+#include <chrono>
+
+#include "codexd/v1/approvals.pb.h"
 #include "codexd/v1/exec.pb.h"
 #include "codexd/v1/policy.pb.h"
 #include "codexd/v1/sandbox.pb.h"
 #include "daemon/config/config.h"
 #include "daemon/exec/exec_engine.h"
+#include "daemon/orchestrator/approval_types.h"
 #include "daemon/orchestrator/exec_request.h"
 #include "daemon/orchestrator/launch_builder.h"
 #include "platform/sandbox/sandbox.h"
@@ -47,10 +51,19 @@ struct SandboxRunInput {
 Result<SandboxRunInput> validate_sandbox_run(const v1::SandboxRunRequest& request);
 
 Status validate_session_id(int32_t session_id);
-Status validate_stdin(const std::string& chars, const char* field);
-Status validate_max_output_tokens(bool has, uint32_t value);
+// The Exec service's calls on a session, each checked as a whole (what its handler runs first).
+Status validate_write_stdin(const v1::WriteStdinRequest& request);
 // Poll.from_offset: a re-read needs an output budget (max_output_tokens > 0) to move forward.
-Status validate_poll_from_offset(const v1::PollRequest& request);
+Status validate_poll(const v1::PollRequest& request);
+struct CancelInput {
+  exec::ExecEngine::CancelMode mode = exec::ExecEngine::CancelMode::kTerminate;
+  std::chrono::milliseconds grace{2000};  // grace_ms, at most 60000; unset: 2000
+};
+Result<CancelInput> validate_cancel(const v1::CancelRequest& request);
+Status validate_send_input(const v1::SendInputRequest& request);
+Status validate_resize_terminal(const v1::ResizeTerminalRequest& request);
+// Approvals.ResolveApproval: the approval id's shape, the rationale's size, the decision.
+Result<orchestrator::ReviewDecision> validate_resolve_approval(const v1::ResolveApprovalRequest& request);
 Result<std::vector<std::string>> validate_policy_check(const v1::CheckPolicyRequest& request, const config::Config& config);
 // `sandbox_permissions` of ExecCommand, RunCommand and CheckPolicy: true when the request asks
 // to run outside the sandbox. Unset (SANDBOX_PERMISSIONS_UNSPECIFIED) is USE_DEFAULT; a number

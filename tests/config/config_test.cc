@@ -96,6 +96,20 @@ log_file = "/var/log/codexd-audit.log"
   EXPECT_EQ(c->audit.log_file, "/var/log/codexd-audit.log");
 }
 
+// toml++ 3.3.0 reached __builtin_unreachable() asking whether these characters are whitespace
+// (fuzz_config_load found it; daemon/config/config.cc says how it is answered now).
+TEST(Config, NonAsciiCharactersWhereWhitespaceMayBeAreNotUndefinedBehaviour) {
+  auto stray = parse_config("\xcc\xaa", "c.toml");  // U+032A where a key may start
+  ASSERT_FALSE(stray.ok());
+  EXPECT_THAT(stray.status().message(), HasSubstr("c.toml:1:1: "));
+  // U+00A7 first after a line-ending backslash in a multi-line string: part of the string.
+  auto in_string = parse_config("[environment]\nset = { A = \"\"\"\\\n\xc2\xa7x\"\"\" }\n", "c.toml");
+  ASSERT_TRUE(in_string.ok()) << in_string.status().message();
+  EXPECT_EQ(in_string->environment.set.at("A"), "\xc2\xa7x");
+  auto fuzzed = parse_config("a = [1, 2.5, \"x\", {b \xc8\xa4t]]\n\"k\\u00e\xcc~\xdd\xdf\xc2 \"\"\"multi\nline\"\xc1\"\n", "c.toml");
+  EXPECT_FALSE(fuzzed.ok());
+}
+
 TEST(Config, UnknownKeysAreErrorsWithTheirPosition) {
   auto c = parse_config("[exec]\nmax_session = 3\n\n[sandbox]\nnetwrk = true\n[nope]\n", "/etc/codexd/codexd.toml");
   ASSERT_FALSE(c.ok());
