@@ -6,16 +6,17 @@
 #   (a) `head -c 256M /dev/zero` through a lossless Attach vs a plain pipe read,
 #   (b) the same on a terminal (tty=true, 64 MiB) vs a bare PTY read (openpty + read),
 #   (c) one Poll, already waiting, of a command that writes 1 MiB at once: bytes, time,
-#   (d) 1,000 concurrent long Polls and 200 Attach streams: the daemon's threads and RSS before
-#       and while they wait. The ProcessStore keeps at most 64 sessions per uid
+#   (d) 1,000 concurrent long Polls and 200 Attach streams: the daemon's threads, RSS and open
+#       descriptors (/proc/PID/fd) before and while they wait. The ProcessStore keeps at most 64 sessions per uid
 #       (exec.max_sessions), and Poll accepts any number of waiting calls on one session, so
 #       the calls share 50 sessions running `sleep 600` (20 Polls and 4 Attach streams each)
 #       instead of raising the limit,
-#   (e) 8 concurrent clients each running 100 ExecCommand /bin/true under the default
-#       "workspace-write" sandbox: commands/s (vs 1 client) and errors.
+#   (e) 8, then 32 concurrent clients each running 100 ExecCommand /bin/true under the default
+#       "workspace-write" sandbox: commands/s (vs 1 client), errors, and the daemon's threads,
+#       RSS and descriptors at their peak during each load and after it.
 # (a)-(d) run against a daemon with sandbox "danger-full-access" (the daemon's own cost, not
 # bwrap's); (e) against one with the default sandbox. Asserts nothing.
-# SCALE_PIPE_MIB, SCALE_PTY_MIB, SCALE_COMMANDS override the sizes.
+# SCALE_PIPE_MIB, SCALE_PTY_MIB, SCALE_COMMANDS, SCALE_CLIENTS (e.g. "8,32") override the sizes.
 set -euo pipefail
 
 BUILD_DIR=${1:?usage: bench/scale/run.sh BUILD_DIR [RUNS]}
@@ -80,7 +81,7 @@ stop_daemon
 echo
 start_daemon sandboxed workspace-write
 "$BENCH" --phase clients --socket "$TMP/sandboxed/run/codexd.sock" --workdir "$TMP/sandboxed/ws" \
-  --daemon-pid "$DAEMON_PID" --runs "$RUNS" --clients 8 --commands "${SCALE_COMMANDS:-100}" \
+  --daemon-pid "$DAEMON_PID" --runs "$RUNS" --clients "${SCALE_CLIENTS:-8,32}" --commands "${SCALE_COMMANDS:-100}" \
   --label 'sandbox "workspace-write" (default)'
 "$CODEXCTL" --socket "$TMP/sandboxed/run/codexd.sock" status | sed -n 's/^sandbox: */  backend: /p'
 stop_daemon

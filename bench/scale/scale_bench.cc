@@ -4,10 +4,13 @@
 //                    (b) the same on a terminal (tty=true) vs a bare PTY read (openpty),
 //                    (c) one Poll, waiting when a command writes a 1 MiB burst: bytes and time
 //   --phase waiting  (d) many concurrent long Polls and Attach streams on a few sessions: the
-//                    daemon's threads and RSS before and while they wait
-//   --phase clients  (e) concurrent clients each running ExecCommand /bin/true: commands/s, errors
+//                    daemon's threads, RSS and open descriptors before and while they wait
+//   --phase clients  (e) N concurrent clients (--clients 8,32: each count in turn) each running
+//                    ExecCommand /bin/true: commands/s, errors, and the daemon's threads, RSS and
+//                    open descriptors at their peak during the load and after it
 // Prints a table of medians and ratios; with CODEXD_BENCH_CSV=FILE also appends one row per
 // figure: figure,value,unit,reference,reference_value,ratio,goal. Asserts nothing.
+#include <dirent.h>
 #include <fcntl.h>
 #include <pty.h>
 #include <spawn.h>
@@ -49,7 +52,7 @@ struct Options {
   int sessions = 50;
   int polls = 1000;
   int attaches = 200;
-  int clients = 8;
+  std::vector<int> clients = {8};
   int commands_per_client = 100;
   std::string label;
 };
@@ -103,10 +106,22 @@ void table_header(const std::string& title) {
               "ref value", "ratio", "goal");
 }
 
+// The daemon's load figures: threads and RSS (/proc/PID/status), open descriptors (/proc/PID/fd).
 struct ProcStatus {
   long threads = 0;
   long rss_kib = 0;
+  long fds = 0;
 };
+long open_fds(pid_t pid) {
+  DIR* dir = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+  if (dir == nullptr) return 0;
+  long n = 0;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  closedir(dir);
+  return n;
+}
 ProcStatus read_status(pid_t pid) {
   ProcStatus s;
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -115,7 +130,21 @@ ProcStatus read_status(pid_t pid) {
     if (line.rfind("Threads:", 0) == 0) s.threads = std::atol(line.c_str() + 8);
     if (line.rfind("VmRSS:", 0) == 0) s.rss_kib = std::atol(line.c_str() + 6);
   }
+  s.fds = open_fds(pid);
   return s;
+}
+ProcStatus peak_of(const ProcStatus& a, const ProcStatus& b) {
+  return {std::max(a.threads, b.threads), std::max(a.rss_kib, b.rss_kib), std::max(a.fds, b.fds)};
+}
+
+// Three rows (threads, RSS, descriptors) for the daemon in state `what`, each against `ref`
+// (`ref_name` empty: no reference).
+void report_load(const std::string& prefix, const std::string& what, const ProcStatus& s, const std::string& ref_name,
+                 const ProcStatus& ref) {
+  report({prefix + " daemon threads: " + what, static_cast<double>(s.threads), "threads", ref_name,
+          static_cast<double>(ref.threads), "fixed"});
+  report({prefix + " daemon RSS: " + what, s.rss_kib / 1024.0, "MiB", ref_name, ref.rss_kib / 1024.0, "-"});
+  report({prefix + " daemon fds: " + what, static_cast<double>(s.fds), "fds", ref_name, static_cast<double>(ref.fds), "-"});
 }
 
 std::vector<char*> c_argv(const std::vector<std::string>& argv) {
@@ -449,16 +478,11 @@ class Bench {
 
     table_header(o_.label + ": " + std::to_string(o_.polls) + " long Polls and " + std::to_string(o_.attaches) +
                  " Attach streams on " + std::to_string(o_.sessions) + " sessions (`sleep 600`)");
-    report({"(d) daemon threads: idle sessions", static_cast<double>(idle.threads), "threads", "", 0, "fixed"});
-    report({"(d) daemon threads: " + std::to_string(o_.polls) + " Polls waiting", static_cast<double>(with_polls.threads),
-            "threads", "idle sessions", static_cast<double>(idle.threads), "fixed"});
-    report({"(d) daemon threads: + " + std::to_string(o_.attaches) + " Attach streams", static_cast<double>(with_all.threads),
-            "threads", "idle sessions", static_cast<double>(idle.threads), "fixed"});
-    report({"(d) daemon RSS: idle sessions", idle.rss_kib / 1024.0, "MiB", "", 0, "-"});
-    report({"(d) daemon RSS: " + std::to_string(o_.polls) + " Polls waiting", with_polls.rss_kib / 1024.0, "MiB",
-            "idle sessions", idle.rss_kib / 1024.0, "-"});
-    report({"(d) daemon RSS: + " + std::to_string(o_.attaches) + " Attach streams", with_all.rss_kib / 1024.0, "MiB",
-            "idle sessions", idle.rss_kib / 1024.0, "-"});
+    const std::string polls_waiting = std::to_string(o_.polls) + " Polls waiting";
+    const std::string all = "+ " + std::to_string(o_.attaches) + " Attach streams";
+    report_load("(d)", "idle sessions", idle, "", {});
+    report_load("(d)", polls_waiting, with_polls, "idle sessions", idle);
+    report_load("(d)", all, with_all, "idle sessions", idle);
     report({"(d) Polls waiting (ListSessions waiting_calls)", static_cast<double>(waiting_polls), "calls", "Polls issued",
             static_cast<double>(o_.polls), "1.00x"});
     report({"(d) waiting calls with the Attach streams", static_cast<double>(waiting_all), "calls", "Polls issued",
@@ -480,7 +504,9 @@ class Bench {
 
   // ---- (e) ---------------------------------------------------------------------------------
   // `n` clients on their own connections, each running `per_client` ExecCommand /bin/true.
-  double run_clients(int n, int per_client, int* errors) {
+  // `peak`: the daemon's threads, RSS and descriptors at their highest while they ran (sampled
+  // from /proc every 50 ms: /proc has no event for them).
+  double run_clients(int n, int per_client, int* errors, ProcStatus* peak) {
     std::vector<std::unique_ptr<v1::Exec::Stub>> stubs;
     for (int i = 0; i < n; ++i) stubs.push_back(make_stub());
     std::atomic<int> failed{0};
@@ -499,35 +525,61 @@ class Bench {
         }
       }
     };
+    std::atomic<bool> running{true};
+    ProcStatus highest = read_status(o_.daemon_pid);
+    std::thread sampler([&] {
+      while (running) {
+        highest = peak_of(highest, read_status(o_.daemon_pid));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
     auto start = Clock::now();
     std::vector<std::thread> threads;
     for (auto& s : stubs) threads.emplace_back(one, s.get());
     for (auto& t : threads) t.join();
     const double seconds = seconds_since(start);
+    running = false;
+    sampler.join();
     *errors = failed.load();
+    *peak = highest;
     return n * per_client / seconds;
   }
 
   int clients() {
     int errors = 0;
-    run_clients(1, 5, &errors);  // warm up
-    std::vector<double> single, many;
-    int single_errors = 0, many_errors = 0;
+    ProcStatus peak;
+    run_clients(1, 5, &errors, &peak);  // warm up
+    const ProcStatus before = read_status(o_.daemon_pid);
+    std::vector<double> single;
+    int single_errors = 0;
     for (int run = 0; run < o_.runs; ++run) {
-      single.push_back(run_clients(1, o_.commands_per_client, &errors));
+      single.push_back(run_clients(1, o_.commands_per_client, &errors, &peak));
       single_errors += errors;
-      many.push_back(run_clients(o_.clients, o_.commands_per_client, &errors));
-      many_errors += errors;
     }
     table_header(o_.label + ": ExecCommand /bin/true, " + std::to_string(o_.commands_per_client) +
                  " per client, medians of " + std::to_string(o_.runs) + " runs");
-    report({"(e) " + std::to_string(o_.clients) + " concurrent clients", median(many), "cmd/s", "1 client", median(single),
-            "no errors"});
-    report({"(e) errors with " + std::to_string(o_.clients) + " clients (all runs)", static_cast<double>(many_errors),
-            "errors", "", 0, "0"});
+    report({"(e) 1 client", median(single), "cmd/s", "", 0, "-"});
     report({"(e) errors with 1 client (all runs)", static_cast<double>(single_errors), "errors", "", 0, "0"});
-    const ProcStatus after = read_status(o_.daemon_pid);
-    report({"(e) daemon threads after the clients", static_cast<double>(after.threads), "threads", "", 0, "fixed"});
+    report_load("(e)", "before the clients", before, "", {});
+    for (int n : o_.clients) {
+      std::vector<double> many;
+      int many_errors = 0;
+      ProcStatus highest;
+      for (int run = 0; run < o_.runs; ++run) {
+        many.push_back(run_clients(n, o_.commands_per_client, &errors, &peak));
+        many_errors += errors;
+        highest = peak_of(highest, peak);
+      }
+      const std::string clients = std::to_string(n) + " concurrent clients";
+      report({"(e) " + clients, median(many), "cmd/s", "1 client", median(single), "no errors"});
+      report({"(e) errors with " + clients + " (all runs)", static_cast<double>(many_errors), "errors", "", 0, "0"});
+      report_load("(e)", "peak with " + clients, highest, "before the clients", before);
+    }
+    report_load("(e)", "right after the clients", read_status(o_.daemon_pid), "before the clients", before);
+    // The daemon closes the clients' connections as it sees them go, and its pools (waiting
+    // shims, the cgroup stock) refill on threads of their own: the same figures 2 s later.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    report_load("(e)", "2 s after the clients", read_status(o_.daemon_pid), "before the clients", before);
     return 0;
   }
 
@@ -536,11 +588,25 @@ class Bench {
   std::unique_ptr<v1::Exec::Stub> stub_;
 };
 
+// "8,32" -> {8, 32}; empty when any count is not positive.
+std::vector<int> parse_counts(const std::string& text) {
+  std::vector<int> counts;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const int n = std::atoi(text.substr(at, comma - at).c_str());
+    if (n <= 0) return {};
+    counts.push_back(n);
+    at = comma + 1;
+  }
+  return counts;
+}
+
 void usage() {
   std::fprintf(stderr,
                "usage: scale_bench --phase output|waiting|clients --socket PATH --workdir DIR [--daemon-pid PID]\n"
                "                   [--runs N] [--pipe-mib N] [--pty-mib N] [--sessions N] [--polls N] [--attaches N]\n"
-               "                   [--clients N] [--commands N] [--label TEXT]\n");
+               "                   [--clients N[,N...]] [--commands N] [--label TEXT]\n");
 }
 
 }  // namespace
@@ -566,7 +632,7 @@ int main(int argc, char** argv) {
     else if (arg == "--sessions") o.sessions = std::atoi(value().c_str());
     else if (arg == "--polls") o.polls = std::atoi(value().c_str());
     else if (arg == "--attaches") o.attaches = std::atoi(value().c_str());
-    else if (arg == "--clients") o.clients = std::atoi(value().c_str());
+    else if (arg == "--clients") o.clients = parse_counts(value());
     else if (arg == "--commands") o.commands_per_client = std::atoi(value().c_str());
     else if (arg == "--label") o.label = value();
     else {
@@ -574,7 +640,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.socket.empty() || o.workdir.empty() || o.phase.empty() || o.runs <= 0 || o.sessions <= 0 || o.clients <= 0 ||
+  if (o.socket.empty() || o.workdir.empty() || o.phase.empty() || o.runs <= 0 || o.sessions <= 0 || o.clients.empty() ||
       o.commands_per_client <= 0 || o.pipe_bytes == 0 || o.pty_bytes == 0) {
     usage();
     return 2;

@@ -54,7 +54,9 @@ Status write_session_record(const std::string& dir, const SessionRecord& record)
   {
     UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return ErrnoStatus("session record " + temp, errno);
-    CODEXD_RETURN_IF_ERROR(write_all_fd(fd.get(), text));
+    // Named: a full disk under the state directory must say where (it was a bare "write: No
+    // space left on device" in the ExecCommand error).
+    if (Status written = write_all_fd(fd.get(), text); !written.ok()) return written.with_context("session record " + temp);
   }
   // Renamed into place so that a daemon killed mid-write leaves no half record. Not fsync'd: the
   // record describes processes, which a machine crash ends anyway, and the page cache outlives

@@ -457,7 +457,13 @@ void ApprovalStore::load_approval_files(LoadedApprovalState& loaded) {
 Status ApprovalStore::ensure_dir() { return ensure_directory(dir_); }
 
 Result<LoadedApprovalState> ApprovalStore::load() {
-  if (Status dir = ensure_dir(); !dir.ok()) return dir.with_context("approval state directory");
+  if (Status dir = ensure_dir(); !dir.ok()) {
+    // Nothing can be saved either: GetStatus says so from the start, not only after a first
+    // failed save.
+    Status unusable = dir.with_context("approval state directory");
+    last_error_ = unusable.message();
+    return unusable;
+  }
   LoadedApprovalState loaded;
   std::string problem;
   Result<std::string> text = read_plain_file(path_);

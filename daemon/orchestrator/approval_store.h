@@ -101,7 +101,7 @@ class ApprovalStore {
   // Stop writing (daemon shutdown): what is on disk stays as it is.
   void freeze() { frozen_ = true; }
 
-  // The last write's failure ("" after a good write).
+  // The last write's failure ("" after a good write), or why load() found no usable directory.
   const std::string& last_error() const { return last_error_; }
 
  private:

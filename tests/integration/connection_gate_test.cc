@@ -3,7 +3,6 @@
 // neither grows the daemon's descriptors past the gate's room nor shuts out a real client.
 #include <gtest/gtest.h>
 
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -31,14 +30,6 @@ TestDaemonOptions gate_options(int preface_timeout_ms, int per_uid) {
   o.daemon_config = "preface_timeout_ms = " + std::to_string(preface_timeout_ms) +
                     "\nwaiting_connections_per_uid = " + std::to_string(per_uid) + "\n";
   return o;
-}
-
-// Waits (poll, bounded by `guard`) until the daemon ends the connection: true on EOF or reset.
-bool closed_by_daemon(int fd, milliseconds guard) {
-  pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, static_cast<int>(guard.count())) <= 0) return false;
-  char buf[256];
-  return ::recv(fd, buf, sizeof buf, MSG_DONTWAIT) <= 0;
 }
 
 std::string kinds_text(const std::map<std::string, size_t>& kinds) {

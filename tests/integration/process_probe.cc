@@ -167,6 +167,14 @@ bool wait_process_exit(pid_t pid, std::chrono::milliseconds guard) {
   return n == 1;
 }
 
+bool eventually(const std::function<bool()>& done, int tries) {
+  for (int i = 0; i < tries; ++i) {
+    if (done()) return true;
+    ::usleep(100'000);
+  }
+  return done();
+}
+
 Fifo::Fifo(const std::string& dir, const std::string& name) : path_(dir + "/" + name) {
   ::mkfifo(path_.c_str(), 0666);
   ::chmod(path_.c_str(), 0666);
@@ -246,6 +254,13 @@ int connect_unix(const std::string& socket_path) {
     return -1;
   }
   return fd;
+}
+
+bool closed_by_daemon(int fd, std::chrono::milliseconds guard) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(guard.count())) <= 0) return false;
+  char buf[256];
+  return ::recv(fd, buf, sizeof buf, MSG_DONTWAIT) <= 0;
 }
 
 ChannelAsUid::ChannelAsUid(const std::string& socket_path, uid_t uid) {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <map>
@@ -44,6 +45,10 @@ std::map<std::string, size_t> open_fd_kinds(pid_t pid);
 // Waits (pidfd readiness, bounded by `guard`) until `pid` has exited. True when it is gone or a
 // zombie; false if it still runs after the guard.
 bool wait_process_exit(pid_t pid, std::chrono::milliseconds guard = std::chrono::seconds(30));
+
+// Checks `done` every 100 ms, `tries` times at most; true once it holds. For states with no event
+// to wait on (another process's descriptors, RSS, a request arriving); the caller says why.
+bool eventually(const std::function<bool()>& done, int tries = 300);
 
 // A named pipe in `dir`: commands block on it until the test writes, or tell the test they are
 // ready by writing to it.
@@ -95,5 +100,8 @@ class ChannelAsUid {
 
 // A raw connection to the daemon's socket (no gRPC).
 int connect_unix(const std::string& socket_path);
+// Waits (poll, bounded by `guard`) until the daemon ends the connection `fd`: true on EOF or
+// reset.
+bool closed_by_daemon(int fd, std::chrono::milliseconds guard);
 
 }  // namespace codexd::testing
