@@ -87,8 +87,8 @@ class ApprovalBroker {
   // The requester went away: the request is aborted (reviewers see it resolved).
   void abandon(const std::string& id);
 
-  // A reviewer's answer: NOT_FOUND for unknown ids, FAILED_PRECONDITION when it was already
-  // resolved, PERMISSION_DENIED when this uid may not review it.
+  // A reviewer's answer: NOT_FOUND for unknown ids and, with the same message, for a request
+  // this uid may not review; FAILED_PRECONDITION when it was already resolved.
   Status resolve(const std::string& id, ReviewDecision decision, uid_t reviewer_uid, const std::string& rationale,
                  const std::string& reviewer_agent = {});
 

@@ -511,7 +511,8 @@ TEST_F(Reviewers, AnotherUidNeitherSeesNorAnswersRequestsItMayNotReview) {
   EXPECT_EQ(list.out, "no pending approvals\n");
   auto approve = codexctl_as_nobody({"approve", request_.approval_id()});
   EXPECT_EQ(approve.exit_code, 1);
-  EXPECT_THAT(approve.err, HasSubstr("may not review"));
+  EXPECT_THAT(approve.err, HasSubstr("no pending approval " + request_.approval_id()));
+  EXPECT_THAT(approve.err, ::testing::Not(HasSubstr("may not review")));
   EXPECT_FALSE(call_->returned());
   ASSERT_TRUE(reviewer_->resolve(request_.approval_id(), v1::DENIED).ok());
   ASSERT_TRUE(call_->wait());
