@@ -24,7 +24,9 @@ def fail(message):
 
 
 def check_directory(path):
-    """Why `path` cannot hold the staged programs, or None."""
+    """Why `path` cannot hold the staged programs, or None (also when it does not exist yet)."""
+    if not os.path.lexists(path):
+        return None
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode):
         return path + " is not a directory"
@@ -43,18 +45,24 @@ def make_directory(path):
         os.chmod(path, 0o755)
 
 
-def setup(stage, copies):
-    os.umask(0o022)
-    parent = os.path.dirname(stage)
-    make_directory(parent)
-    directory = parent
+def refuse_unsafe(directory, stage):
+    """Exits saying why when `directory` or one above it cannot hold the stage."""
+    directory = os.path.realpath(directory)  # macOS: /var is a link to /private/var
     while True:
         problem = check_directory(directory)
         if problem:
             fail("cannot stage the test programs in %s: %s" % (stage, problem))
         if directory == "/":
-            break
+            return
         directory = os.path.dirname(directory)
+
+
+def setup(stage, copies):
+    os.umask(0o022)
+    parent = os.path.dirname(stage)
+    refuse_unsafe(os.path.dirname(parent), stage)  # before anything is made there
+    make_directory(parent)
+    refuse_unsafe(parent, stage)
     if os.path.lexists(stage):
         shutil.rmtree(stage)  # programs still running from an earlier stage keep their files
     make_directory(stage)
@@ -63,7 +71,7 @@ def setup(stage, copies):
         target = os.path.join(stage, destination)
         make_directory(os.path.dirname(target))
         shutil.copyfile(source, target)
-        os.chmod(target, 0o755 if os.access(source, os.X_OK) else 0o644)
+        os.chmod(target, 0o755 if os.stat(source).st_mode & 0o111 else 0o644)
         print("staged %s -> %s" % (source, target))
 
 
