@@ -16,6 +16,7 @@
 #include "tests/integration/exec_client.h"
 #include "tests/integration/process_probe.h"
 #include "tests/support/fs_wait.h"
+#include "tests/support/test_stage.h"
 
 namespace codexd::testing::approvals {
 namespace {
@@ -132,7 +133,7 @@ TEST_F(ExecSupervision, EveryWayOfStartingAProgramIsSeen) {
 
 TEST_F(ExecSupervision, AStaticBinaryIsSeenToo) {
   // codexd-sandbox-helper is a static-pie binary: nothing in it goes through a libc wrapper.
-  const std::string helper = TestDaemon::codexd_binary().substr(0, TestDaemon::codexd_binary().rfind('/')) + "/codexd-sandbox-helper";
+  const std::string helper = staged_program("codexd-sandbox-helper");
   v1::ExecResult result = script("cp " + helper + " ./static-helper && ./static-helper --self-test >/dev/null; echo done");
   EXPECT_THAT(result.output(), HasSubstr("done"));
   bool seen = false;

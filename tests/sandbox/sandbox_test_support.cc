@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "platform/posix/fd_passing.h"
+#include "tests/support/test_stage.h"
 
 namespace codexd::sandbox::testing {
 namespace {
@@ -168,13 +169,6 @@ RunResult run(const std::vector<std::string>& argv, const std::vector<std::strin
   return result;
 }
 
-std::string exe_dir_file(const char* name) {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  std::string exe(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  return exe.substr(0, exe.rfind('/') + 1) + name;
-}
-
 }  // namespace
 
 std::string backend_name(TestBackend backend) {
@@ -182,12 +176,12 @@ std::string backend_name(TestBackend backend) {
 }
 
 const std::string& helper_path() {
-  static const std::string path = CODEXD_TEST_HELPER_PATH;
+  static const std::string path = ::codexd::testing::staged_program("codexd-sandbox-helper");
   return path;
 }
 
 const std::string& probe_path() {
-  static const std::string path = exe_dir_file("sandbox_probe");
+  static const std::string path = ::codexd::testing::staged_program("sandbox_probe");
   return path;
 }
 

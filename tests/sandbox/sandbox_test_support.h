@@ -17,8 +17,9 @@ namespace codexd::sandbox::testing {
 enum class TestBackend { kBwrap, kLandlock };
 std::string backend_name(TestBackend backend);
 
-const std::string& helper_path();  // the built codexd-sandbox-helper
-const std::string& probe_path();   // the built sandbox_probe
+// The staged copies (cmake/TestStage.cmake): outside every writable root, reachable by nobody.
+const std::string& helper_path();  // codexd-sandbox-helper
+const std::string& probe_path();   // sandbox_probe
 
 struct RunResult {
   int exit_code = -1;  // -1 when killed by a signal

@@ -23,11 +23,8 @@
 #include <thread>
 
 #include "codexd/api_constants.h"
+#include "tests/support/test_stage.h"
 #include "tests/support/wait_exit.h"
-
-#ifndef CODEXD_TEST_BIN_DIR
-#error "CODEXD_TEST_BIN_DIR must point at the build's bin directory"
-#endif
 
 extern char** environ;
 
@@ -75,8 +72,8 @@ struct NotifySocket {
   }
 };
 
-std::string TestDaemon::codexd_binary() { return std::string(CODEXD_TEST_BIN_DIR) + "/codexd"; }
-std::string TestDaemon::codexctl_binary() { return std::string(CODEXD_TEST_BIN_DIR) + "/codexctl"; }
+std::string TestDaemon::codexd_binary() { return staged_program("codexd"); }
+std::string TestDaemon::codexctl_binary() { return staged_program("codexctl"); }
 
 TestDaemon::TestDaemon(TestDaemonOptions options)
     : options_(std::move(options)),

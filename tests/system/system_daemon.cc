@@ -16,17 +16,14 @@
 #include <fstream>
 #include <sstream>
 
-#ifndef CODEXD_SYSTEM_RPC_CLIENT
-#error "CODEXD_SYSTEM_RPC_CLIENT must name the codexd_system_rpc binary"
-#endif
-
+#include "tests/support/test_stage.h"
 #include "tests/support/wait_exit.h"
 
 extern char** environ;
 
 namespace codexd::testing {
 
-std::string rpc_client_binary() { return CODEXD_SYSTEM_RPC_CLIENT; }
+std::string rpc_client_binary() { return staged_program("codexd_system_rpc"); }
 
 SystemDaemon::SystemDaemon(const std::string& dir, DaemonLaunch launch) : dir_(dir) {
   config_path_ = dir_ + "/codexd.toml";
