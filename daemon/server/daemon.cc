@@ -71,6 +71,7 @@
 #include "policies/amend.h"
 #include "platform/backends/limits_factory.h"
 #include "platform/backends/manager_factory.h"
+#include "platform/posix/death_watch.h"
 #include "platform/posix/process_image.h"
 #include "platform/sandbox/format.h"
 
@@ -283,20 +284,20 @@ std::optional<exec::ShimConfig> shim_config(const config::Config& config) {
   if (!config.exec.durable_sessions) return std::nullopt;
   exec::ShimConfig shim{shim_path(config.exec), config::state_dir(config) + "/sessions"};
   if (::access(shim.shim_path.c_str(), X_OK) != 0) {
-    spdlog::warn("sessions: {} is not executable; sessions will end with the daemon", shim.shim_path);
+    spdlog::warn("sessions: {} is not executable; sessions are not durable", shim.shim_path);
     return std::nullopt;
   }
   // The state directory 0755 (users traverse it to their private /tmp), sessions/ 0700.
   for (const auto& [dir, mode] : {std::pair{config::state_dir(config), 0755}, std::pair{shim.sessions_dir, 0700}}) {
     if (::mkdir(dir.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST) {
-      spdlog::warn("sessions: cannot make {}: {}; sessions will end with the daemon", dir, std::strerror(errno));
+      spdlog::warn("sessions: cannot make {}: {}; sessions are not durable", dir, std::strerror(errno));
       return std::nullopt;
     }
   }
   struct stat st {};
   if (::lstat(shim.sessions_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
       (st.st_mode & 077) != 0) {
-    spdlog::warn("sessions: {} must be a directory of uid {} with mode 0700; sessions will end with the daemon",
+    spdlog::warn("sessions: {} must be a directory of uid {} with mode 0700; sessions are not durable",
                  shim.sessions_dir, ::geteuid());
     return std::nullopt;
   }
@@ -308,7 +309,7 @@ std::optional<exec::ShimConfig> shim_config(const config::Config& config) {
 }
 
 std::unique_ptr<exec::ExecEngine> make_engine(boost::asio::io_context& io, const config::Config& config,
-                                              limits::LimitsManager* limits) {
+                                              limits::LimitsManager* limits, std::optional<exec::ShimConfig> shim) {
   const config::ExecSection& exec = config.exec;
   exec::StoreLimits store_limits;
   store_limits.max_sessions = exec.max_sessions;
@@ -319,7 +320,7 @@ std::unique_ptr<exec::ExecEngine> make_engine(boost::asio::io_context& io, const
   options.session_limits.poll_buffer_bytes = exec.session_output_bytes;
   options.session_limits.attach_window_bytes = exec.attach_window_bytes;
   options.limits = limits;
-  options.shim = shim_config(config);
+  options.shim = std::move(shim);
   return std::make_unique<exec::ExecEngine>(io, store_limits, options);
 }
 
@@ -428,6 +429,7 @@ struct Daemon::Impl {
 
   std::unique_ptr<sandbox::SandboxManager> sandbox;
   std::unique_ptr<limits::LimitsManager> limits;  // outlives the core (groups refer to it)
+  UniqueFd death_watch;  // sessions without shims: closed when the daemon is gone (posix/death_watch.h)
   std::unique_ptr<orchestrator::PolicyStore> policies;
   std::unique_ptr<orchestrator::AuditLog> audit;
   std::unique_ptr<NetworkPlane> network;  // before `core`: sessions hold its leases
@@ -524,8 +526,29 @@ void Daemon::Impl::adopt_sessions() {
   }
 }
 
+// Sessions without shims are the daemon's children: a SIGKILL of the daemon signals only
+// their leaders (PR_SET_PDEATHSIG). A watcher that outlives the daemon kills the rest.
+UniqueFd watch_for_daemon_death(const limits::LimitsManager& limits) {
+  const std::string kill_file = limits.kill_file();
+  if (kill_file.empty()) {
+    spdlog::warn("sessions: not durable, and no cgroup.kill: if the daemon is killed (SIGKILL), only each "
+                 "session's leader is signalled");
+    return {};
+  }
+  Result<UniqueFd> watch = posix::start_death_watch(kill_file);
+  if (!watch.ok()) {
+    spdlog::warn("sessions: not durable, and {}: if the daemon is killed (SIGKILL), only each session's leader "
+                 "is signalled", watch.status().to_string());
+    return {};
+  }
+  spdlog::info("sessions: not durable; if the daemon is killed, a watcher kills them all ({})", kill_file);
+  return std::move(watch).value();
+}
+
 void Daemon::Impl::build_core() {
-  core.engine = make_engine(io, config, limits.get());
+  std::optional<exec::ShimConfig> shim = shim_config(config);
+  if (!shim) death_watch = watch_for_daemon_death(*limits);
+  core.engine = make_engine(io, config, limits.get(), std::move(shim));
   core.broker = make_broker(io, config.approvals, context.is_admin);
   core.cache = std::make_unique<orchestrator::ApprovalCache>(config.approvals.session_cache_entries);
   restore_approvals(config, core, *audit);

@@ -133,6 +133,10 @@ class LimitsManager {
   // Shutdown of a restart that keeps sessions: groups that still hold processes stay (with
   // their limits) for the next daemon; the rest goes as in shutdown().
   virtual void shutdown_keeping_running() { shutdown(); }
+  // A file that kills every process of every group at once when "1" is written to it (cgroup
+  // v2's cgroup.kill of the sessions' subtree), for a watcher that outlives the daemon
+  // (posix/death_watch.h); empty where the mechanism has none.
+  virtual std::string kill_file() const { return {}; }
   // Waits until the groups destroyed so far are removed (where the mechanism removes them off
   // the caller's thread) and any prepared groups are ready. For tests and benchmarks.
   virtual void settle() {}

@@ -124,6 +124,11 @@ class CgroupManager : public LimitsManager {
     tree_->remove_everything(/*keep_populated=*/true);
   }
   void settle() override { pool_->settle(); }
+  std::string kill_file() const override {
+    const Layout& layout = tree_->layout();
+    if (layout.v2 < 0 || !layout.has_kill) return {};
+    return tree_->bases()[static_cast<size_t>(layout.v2)] + "/sessions/cgroup.kill";
+  }
 
  private:
   // "sessions/<agent>/<leaf>" under every hierarchy's base, each an existing directory: a

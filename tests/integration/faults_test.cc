@@ -155,7 +155,7 @@ TEST(Faults, AStateDirectoryThatCannotBeMadeIsNamedAndTheDaemonServesWithoutIt) 
   TestDaemon daemon(with_state_dir(state));
   ASSERT_TRUE(daemon.started()) << daemon.daemon_log();
   const std::string log = daemon.daemon_log();
-  EXPECT_THAT(log, HasSubstr("sessions: cannot make " + state + ": Not a directory; sessions will end with the daemon"));
+  EXPECT_THAT(log, HasSubstr("sessions: cannot make " + state + ": Not a directory; sessions are not durable"));
   EXPECT_THAT(log, HasSubstr("cannot read the saved approvals (approval state directory: creating " + state +
                              ": Not a directory); starting with none"));
   EXPECT_THAT(get_status(daemon.channel()).approvals_state_error(), HasSubstr("creating " + state + ": Not a directory"));

@@ -1,9 +1,11 @@
 // Issue 19 item 6: a grandchild that left its session's process group (setsid, TERM ignored)
 // of an unsandboxed (danger-full-access) session does not outlive Cancel nor a SIGTERM stop
-// of the daemon, with durable sessions (each command held by a shim) and without. Each
+// of the daemon, with durable sessions (each command held by a shim) and without; without
+// them, nor a SIGKILL of the daemon (issue 17 item 3). Each
 // command runs in its own cgroup, which is killed whole; without a usable cgroup (the rlimit
 // fallback) only the process group is reached (docs/api.md "Cancel"), so these skip.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
@@ -62,6 +64,29 @@ TEST_P(Orphans, ASetsidGrandchildIgnoringTermDiesWithASigtermStop) {
   stub_.reset();
   EXPECT_EQ(daemon_->stop(), 0) << daemon_->daemon_log();  // SIGTERM, then waits for the exit
   EXPECT_TRUE(wait_process_exit(grandchild)) << "the setsid grandchild " << grandchild << " outlived the stop";
+}
+
+// Without shims a session's processes are the daemon's children: a SIGKILL of the daemon
+// signals only each leader (PR_SET_PDEATHSIG, SIGTERM), so a leader ignoring SIGTERM and a
+// setsid grandchild lived on; the daemon's death watch kills the sessions' whole cgroup.
+// (Durable sessions are meant to survive it: DurableSessions.TenSessionsSurviveADaemonKilledWithSigkill.)
+TEST_P(Orphans, ANonDurableSessionDiesWithADaemonKilledBySigkill) {
+  if (GetParam()) GTEST_SKIP() << "durable sessions outlive a killed daemon by design";
+  if (daemon_->daemon_log().find("a watcher kills them all") == std::string::npos) {
+    GTEST_SKIP() << "no cgroup.kill here (Linux 5.14, cgroup v2): " << daemon_->daemon_log();
+  }
+  auto [id, grandchild] = start_tree();
+  ASSERT_GT(grandchild, 1);
+  auto leader = exec_command(*stub_, shell_request(*daemon_, "trap '' TERM; echo leader=$$; exec sleep 1000", 250));
+  ASSERT_TRUE(leader.status.ok() && leader.result.has_session_id()) << describe(leader.status);
+  auto seen = follow_until_output(*stub_, leader.result, "\n");
+  auto leader_pid = find_number(leader.result.output() + seen.output, "leader=");
+  ASSERT_TRUE(leader_pid.has_value()) << leader.result.output() << seen.output;
+  stub_.reset();
+  daemon_->stop_with(SIGKILL);
+  EXPECT_TRUE(wait_process_exit(grandchild)) << "the setsid grandchild " << grandchild << " outlived the daemon";
+  EXPECT_TRUE(wait_process_exit(static_cast<pid_t>(*leader_pid)))
+      << "the leader " << *leader_pid << " that ignores SIGTERM outlived the daemon";
 }
 
 INSTANTIATE_TEST_SUITE_P(DurableAndNot, Orphans, ::testing::Bool(),
