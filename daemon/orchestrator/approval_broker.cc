@@ -217,7 +217,14 @@ Status ApprovalBroker::resolve(const std::string& id, ReviewDecision decision, u
                                const std::string& rationale, const std::string& reviewer_agent) {
   auto it = pending_.find(id);
   if (it == pending_.end()) {
-    if (resolved_.count(id)) return FailedPrecondition("approval " + id + " was already resolved");
+    // Only those who may review it learn that it was resolved; to anyone else it never existed.
+    // (What is kept of a resolved request is its requester, all that may_review reads.)
+    auto done = resolved_.find(id);
+    ApprovalTicket requester;
+    if (done != resolved_.end()) requester.requester_uid = done->second;
+    if (done != resolved_.end() && reviewers_->may_review(reviewer_uid, requester)) {
+      return FailedPrecondition("approval " + id + " was already resolved");
+    }
     return NotFound("no pending approval " + id);
   }
   // The same answer as for an id that does not exist: a uid that may not review a request

@@ -88,7 +88,8 @@ class ApprovalBroker {
   void abandon(const std::string& id);
 
   // A reviewer's answer: NOT_FOUND for unknown ids and, with the same message, for a request
-  // this uid may not review; FAILED_PRECONDITION when it was already resolved.
+  // this uid may not review (pending or resolved); FAILED_PRECONDITION when it was already
+  // resolved.
   Status resolve(const std::string& id, ReviewDecision decision, uid_t reviewer_uid, const std::string& rationale,
                  const std::string& reviewer_agent = {});
 

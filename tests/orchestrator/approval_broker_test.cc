@@ -91,6 +91,10 @@ TEST_F(BrokerTest, FirstAnswerWinsAndLaterAnswersAreFailedPrecondition) {
   EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.message();
   EXPECT_EQ(broker->resolve(id, ReviewDecision::kApproved, kReviewer, "").code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.outcomes.size(), 1u);
+  // A uid that may not review it cannot tell it from an id that never existed.
+  Status foreign = broker->resolve(id, ReviewDecision::kApproved, kOtherUser, "");
+  EXPECT_EQ(foreign.code(), StatusCode::kNotFound) << foreign.message();
+  EXPECT_EQ(foreign.message(), "no pending approval " + id);
 }
 
 TEST_F(BrokerTest, UnknownIdIsNotFound) {
