@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
+
+#include "platform/posix/fd_util.h"
 
 extern char** environ;
 
@@ -20,10 +23,9 @@ constexpr const char* kWatcher = "trap '' HUP INT QUIT TERM PIPE; exec 3<&0; (re
 }  // namespace
 
 Result<UniqueFd> start_death_watch(const std::string& kill_file) {
-  int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) return ErrnoStatus("death watch: pipe", errno);
-  UniqueFd read_end(ends[0]);
-  UniqueFd write_end(ends[1]);
+  CODEXD_ASSIGN_OR_RETURN(PipePair pipe, make_pipe());
+  UniqueFd read_end = std::move(pipe.read_end);
+  UniqueFd write_end = std::move(pipe.write_end);
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

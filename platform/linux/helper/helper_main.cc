@@ -13,7 +13,6 @@
 // ignores LD_PRELOAD & co. entirely.
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,6 +32,7 @@
 #include "platform/linux/landlock_ruleset.h"
 #include "platform/linux/landlock_sys.h"
 #include "platform/linux/seccomp_filter.h"
+#include "platform/posix/fd_util.h"
 
 namespace {
 
@@ -49,14 +49,6 @@ constexpr int kSetupFailed = 126;
 
 void check(const char* step, const Status& status) {
   if (!status.ok()) fail(step, status.to_string());
-}
-
-void close_stray_descriptors() {
-#ifdef SYS_close_range
-  if (::syscall(SYS_close_range, 3U, ~0U, 0U) == 0) return;
-#endif
-  long max_fd = ::sysconf(_SC_OPEN_MAX);
-  for (long fd = 3; fd < (max_fd > 0 ? max_fd : 1024); ++fd) ::close(static_cast<int>(fd));
 }
 
 void set_environment(const std::vector<std::string>& entries) {
@@ -147,7 +139,7 @@ int main(int argc, char** argv) {
   }
 
   set_environment(config.deferred_env);
-  close_stray_descriptors();
+  codexd::posix::close_descriptors_from(3);
 
   std::vector<char*> command;
   for (const std::string& word : config.command) command.push_back(const_cast<char*>(word.c_str()));

@@ -5,7 +5,6 @@
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +20,7 @@
 #include "platform/linux/remote_memory.h"
 #include "platform/linux/seccomp_filter.h"
 #include "platform/posix/fd_passing.h"
+#include "platform/posix/fd_util.h"
 
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452
@@ -141,17 +141,12 @@ void serve_one(int listener, const WritableScope& scope) {
   (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &response);
 }
 
-void close_all_but(int kept) {
-  if (kept > 3) ::syscall(SYS_close_range, 3U, static_cast<unsigned>(kept - 1), 0U);
-  ::syscall(SYS_close_range, static_cast<unsigned>(kept + 1), ~0U, 0U);
-}
-
 [[noreturn]] void keep(pid_t child, UniqueFd link, const HelperConfig& config) {
   // The command shares the keeper's uid and Landlock domain: not dumpable, the keeper's /proc
   // entries (its descriptors, its memory) are closed to it.
   ::prctl(PR_SET_DUMPABLE, 0);
   // The proxy ports, the channel and the like are the command's to hand over, not the keeper's.
-  close_all_but(link.get());
+  posix::close_descriptors_from(3, link.get());
   const WritableScope scope(config.writable, config.read_only);
   // The keeper reads what the command hands it: it keeps the command's rules except chmod and
   // chown, and may exec nothing. Rather than an unfiltered process in the sandbox, none at all.
