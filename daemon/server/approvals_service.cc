@@ -19,6 +19,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
   WatchReactor(const CoreContext& core, orchestrator::ApprovalBroker& broker, ApprovalEventProtos& protos,
                std::optional<orchestrator::Caller> caller)
       : core_(core), broker_(broker), protos_(protos) {
+    if (core_.streams) ++core_.streams->approval_watch;
     on_core(core_, [this, caller] {
       if (!caller) {
         finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "connection has no recorded peer credentials"));
@@ -34,7 +35,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
       if (done_) return;
       writing_ = false;
       current_.reset();  // what other streams still hold stays; this one lets go
-      if (!ok) {
+      if (!ok || cancelled_) {
         finish(grpc::Status(grpc::StatusCode::CANCELLED, "the reviewer went away"));
         return;
       }
@@ -43,6 +44,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
   }
   void OnCancel() override {
     on_core(core_, [this] {
+      cancelled_ = true;  // a write in flight finishes the call when it completes (OnWriteDone)
       if (!done_ && !writing_) finish(grpc::Status(grpc::StatusCode::CANCELLED, "the reviewer went away"));
     });
   }
@@ -50,6 +52,7 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
     on_core(core_, [this] {
       done_ = true;
       stop_watching();
+      if (core_.streams) --core_.streams->approval_watch;
       delete this;
     });
   }
@@ -92,6 +95,9 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::ApprovalEvent> {
   bool writing_ = false;
   bool finishing_ = false;
   bool done_ = false;
+  // OnCancel ran. A write in flight may still complete with ok=true after it (both hop to the
+  // core thread in whatever order gRPC raised them); that completion then finishes the call.
+  bool cancelled_ = false;
 };
 
 }  // namespace

@@ -18,6 +18,10 @@ struct AttachReactor::State {
   bool finishing = false;
   bool exit_sent = false;
   bool waiting_for_activity = false;
+  // The client cancelled. A write in flight may still complete with ok=true after OnCancel was
+  // handled (both hop to the core thread, in whatever order gRPC raised them): that write's
+  // completion must then finish the call, or it would wait for output that may never come.
+  bool cancelled = false;
 };
 
 AttachReactor::AttachReactor(const CoreContext& core, exec::ExecEngine& engine, std::optional<orchestrator::Caller> caller,
@@ -26,6 +30,7 @@ AttachReactor::AttachReactor(const CoreContext& core, exec::ExecEngine& engine, 
   state_->reactor = this;
   state_->caller = std::move(caller);
   state_->request = std::move(request);
+  if (core_.streams) ++core_.streams->attach;
   on_core(core_, [this] { start(); });
 }
 
@@ -97,7 +102,7 @@ void AttachReactor::OnWriteDone(bool ok) {
   on_core(core_, [state = state_, ok] {
     if (!state->reactor) return;
     state->writing = false;
-    if (!ok) {
+    if (!ok || state->cancelled) {
       state->reactor->finish(grpc::Status(grpc::StatusCode::CANCELLED, "the watcher went away"));
       return;
     }
@@ -112,7 +117,8 @@ void AttachReactor::OnWriteDone(bool ok) {
 void AttachReactor::OnCancel() {
   on_core(core_, [state = state_] {
     if (!state->reactor) return;
-    // A write in flight completes with ok=false and finishes the call then.
+    state->cancelled = true;
+    // A write in flight finishes the call when it completes (OnWriteDone).
     if (!state->writing) state->reactor->finish(grpc::Status(grpc::StatusCode::CANCELLED, "the watcher went away"));
   });
 }
@@ -129,6 +135,7 @@ void AttachReactor::OnDone() {
   on_core(core_, [this] {
     state_->reactor = nullptr;
     if (state_->session && state_->watcher && !state_->finishing) state_->session->remove_watcher(state_->watcher);
+    if (core_.streams) --core_.streams->attach;
     delete this;
   });
 }

@@ -436,7 +436,8 @@ struct Daemon::Impl {
   Core core;
 
   PeerRegistry peers;
-  CoreContext context{&io, &peers, [this](uid_t uid) { return is_admin(uid); }};
+  LiveStreams streams;
+  CoreContext context{&io, &peers, [this](uid_t uid) { return is_admin(uid); }, &streams};
   std::unique_ptr<ExecService> exec_service;
   std::unique_ptr<ApprovalsService> approvals_service;
   std::unique_ptr<PolicyService> policy_service;
@@ -643,7 +644,8 @@ Status Daemon::Impl::start_metrics() {
                          .network = network.get(),
                          .limits = limits.get(),
                          .relays = relays.get(),
-                         .supervisor = core.exec_supervisor.get()};
+                         .supervisor = core.exec_supervisor.get(),
+                         .streams = &streams};
   auto gather = [this, sources](std::function<void(std::string)> reply) {
     boost::asio::post(io, [sources, reply = std::move(reply)] { reply(metrics_report(sources)); });
   };
@@ -828,7 +830,11 @@ int Daemon::wait() {
   // systemd keeps a service that reloads (the pid stays, the new image says READY=1), while
   // STOPPING=1 would have it wait for the exit.
   notify_systemd(restarting ? "RELOADING=1\nSTATUS=restarting in place, sessions kept" : "STOPPING=1");
-  ShutdownWatch watch;
+  ShutdownWatch watch([&d] {
+    return "live streams: " + std::to_string(d.streams.attach.load()) + " Attach, " +
+           std::to_string(d.streams.approval_watch.load()) + " WatchApprovals, " +
+           std::to_string(d.relays->live()) + " client connections";
+  });
   watch.step("closing the listening socket");
   if (restarting) {
     d.handover = RestartHandover{d.acceptor->stop_keeping_listener(), d.owns_socket_file};

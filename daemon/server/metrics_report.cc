@@ -136,6 +136,12 @@ std::string metrics_report(const MetricsSources& s) {
     out.single("codexd_nested_execs_asked_total", "counter", "Nested execs that asked a reviewer.",
                static_cast<double>(counts.asked));
   }
+  if (s.streams) {
+    out.family("codexd_streams_live", "gauge", "Streaming calls in progress (Attach, WatchApprovals).");
+    out.sample("codexd_streams_live", static_cast<double>(s.streams->attach.load()), {{"method", "Attach"}});
+    out.sample("codexd_streams_live", static_cast<double>(s.streams->approval_watch.load()),
+               {{"method", "WatchApprovals"}});
+  }
   if (s.limits) {
     out.single("codexd_limits_info", "gauge", "Always 1; the resource-limits mechanism as a label.", 1,
                {{"mechanism", limits::mechanism_name(s.limits->status().mechanism)}});

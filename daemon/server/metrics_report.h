@@ -13,6 +13,7 @@
 #include "daemon/orchestrator/policy_store.h"
 #include "daemon/server/guarded_relay.h"
 #include "daemon/server/network_plane.h"
+#include "daemon/server/server_context.h"
 #include "platform/limits/limits.h"
 
 namespace codexd::server {
@@ -29,6 +30,7 @@ struct MetricsSources {
   const limits::LimitsManager* limits = nullptr;  // null: none
   const GuardedRelays* relays = nullptr;          // client connections; thread-safe counters
   const orchestrator::ExecSupervisor* supervisor = nullptr;  // nested execs; null: none
+  const LiveStreams* streams = nullptr;                      // streaming calls; atomics
 };
 
 // The exposition text. Core thread only.

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace codexd::server {
@@ -16,7 +18,9 @@ class ShutdownWatch {
  public:
   static constexpr std::chrono::seconds kReportEvery{10};
 
-  ShutdownWatch() : thread_([this] { watch(); }) {}
+  // `details` (thread-safe) adds what the daemon still holds, e.g. its live streaming calls.
+  explicit ShutdownWatch(std::function<std::string()> details = {})
+      : details_(std::move(details)), thread_([this] { watch(); }) {}
   ~ShutdownWatch() {
     {
       std::lock_guard lock(mutex_);
@@ -41,9 +45,10 @@ class ShutdownWatch {
     const auto started = std::chrono::steady_clock::now();
     while (!wake_.wait_for(lock, kReportEvery, [this] { return done_; })) {
       const auto now = std::chrono::steady_clock::now();
-      spdlog::warn("shutdown: {} s so far, {} s in step: {}",
+      spdlog::warn("shutdown: {} s so far, {} s in step: {}{}",
                    std::chrono::duration_cast<std::chrono::seconds>(now - started).count(),
-                   std::chrono::duration_cast<std::chrono::seconds>(now - step_started_).count(), step_);
+                   std::chrono::duration_cast<std::chrono::seconds>(now - step_started_).count(), step_,
+                   details_ ? " (" + details_() + ")" : std::string());
     }
   }
 
@@ -52,6 +57,7 @@ class ShutdownWatch {
   bool done_ = false;
   const char* step_ = "starting";
   std::chrono::steady_clock::time_point step_started_ = std::chrono::steady_clock::now();
+  std::function<std::string()> details_;
   std::thread thread_;  // last: it starts once the members it reads exist
 };
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "base/unique_fd.h"
+#include "codexd/v1/approvals.grpc.pb.h"
 #include "tests/integration/daemon_options.h"
 #include "tests/integration/exec_client.h"
 #include "tests/integration/process_probe.h"
@@ -144,6 +145,51 @@ TEST_F(Metrics, HostileClientsDoNotStopTheNextScrape) {
   EXPECT_GT(m["codexd_process_threads"], 1);
   auto stub = v1::Exec::NewStub(daemon_.channel());
   EXPECT_TRUE(exec_command(*stub, argv_request(daemon_, {"/bin/true"})).status.ok()) << "the daemon still serves";
+}
+
+// Streaming calls that their clients cancel at any moment (before the first event, after one,
+// after a few; a write may be in flight) all end: the live-stream gauges fall back to zero and
+// the daemon then stops at once. A reactor that lost a cancel raced by its own write's completion
+// stayed forever, and gRPC's shutdown waited for it (a stop that hung past its deadline).
+TEST_F(Metrics, CancelledStreamsAllEnd) {
+  ASSERT_TRUE(daemon_.started()) << daemon_.daemon_log();
+  auto stub = v1::Exec::NewStub(daemon_.channel());
+  // A few messages' worth of output, then silence: a lost cancel would never be noticed by a
+  // later write.
+  auto burst = exec_command(*stub, argv_request(daemon_, {"/bin/sh", "-c", "head -c 600000 /dev/zero; exec sleep 1000"}, 250));
+  ASSERT_TRUE(burst.status.ok() && burst.result.has_session_id()) << describe(burst.status) << burst.result.text();
+  for (int i = 0; i < 300; ++i) {
+    grpc::ClientContext context;
+    v1::AttachRequest request;
+    request.set_session_id(burst.result.session_id());
+    request.set_from_offset(0);
+    request.set_lossless(i % 2 == 0);
+    auto reader = stub->Attach(&context, request);
+    v1::OutputEvent event;
+    for (int read = 0; read < i % 4 && reader->Read(&event); ++read) {
+    }
+    context.TryCancel();
+    reader->Finish();
+  }
+  auto approvals = v1::Approvals::NewStub(daemon_.channel());
+  for (int i = 0; i < 50; ++i) {
+    grpc::ClientContext context;
+    auto reader = approvals->WatchApprovals(&context, v1::WatchApprovalsRequest());
+    context.TryCancel();
+    reader->Finish();
+  }
+  // The reactors end on the daemon's core thread after the clients' cancels arrive: no event
+  // reaches this process, so the gauge is read until it settles (bounded).
+  std::map<std::string, double> m;
+  EXPECT_TRUE(eventually([&] {
+    m = scrape();
+    return m["codexd_streams_live{method=\"Attach\"}"] == 0 && m["codexd_streams_live{method=\"WatchApprovals\"}"] == 0;
+  }, 100)) << "Attach " << m["codexd_streams_live{method=\"Attach\"}"] << ", WatchApprovals "
+           << m["codexd_streams_live{method=\"WatchApprovals\"}"];
+  ASSERT_TRUE(cancel(*stub, burst.result.session_id(), v1::CancelRequest::KILL).ok());
+  stub.reset();
+  approvals.reset();
+  EXPECT_EQ(daemon_.stop(), 0) << daemon_.daemon_log();
 }
 
 // The loopback TCP form, on a port the kernel just handed out (bound and released here; the
