@@ -187,8 +187,15 @@ std::vector<std::string> describe_landlock(const HelperConfig& config, int abi) 
                                "(ephemeral ports on the host's loopback, opened by the helper)"
                              : "landlock: ABI < 4: network mode proxy cannot be enforced (refused at start)");
   }
-  lines.push_back(abi >= 6 ? "landlock: signals and abstract Unix sockets scoped to the sandbox"
-                           : "landlock: ABI < 6: signals to host processes of the same uid are NOT blocked");
+  if (abi >= 6) {
+    lines.push_back(config.metadata_keeper
+                        ? "landlock: signals and abstract Unix sockets scoped to the sandbox; the command's signals "
+                          "also scoped away from its keeper (a domain of its own)"
+                        : "landlock: signals and abstract Unix sockets scoped to the sandbox");
+  } else {
+    lines.push_back("landlock: ABI < 6: signals to host processes of the same uid are NOT blocked"
+                    " (nor to the command's keeper)");
+  }
   return lines;
 }
 

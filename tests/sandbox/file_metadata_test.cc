@@ -9,6 +9,7 @@
 
 #include <filesystem>
 
+#include "platform/linux/landlock_sys.h"
 #include "tests/sandbox/backend_param.h"
 #include "tests/sandbox/escape_expect.h"
 
@@ -167,6 +168,29 @@ TEST_P(FileMetadata, ModesOfAnotherOwnersFilesStayRefused) {
 TEST_P(FileMetadata, TheCommandCannotReachItsKeeper) {
   CODEXD_MANAGER_OR_SKIP(manager, GetParam());
   expect_blocked(*manager, make_spec(ws_), ws_, {"parent-fds"});
+}
+
+// The keeper performs fchmod and fchown on the caller's descriptor: one opened O_PATH must get
+// EBADF as without a sandbox, not a changed mode.
+TEST_P(FileMetadata, DescriptorsOpenedOPathGetEbadfAsWithoutASandbox) {
+  CODEXD_MANAGER_OR_SKIP(manager, GetParam());
+  RunResult bare = run_probe_unsandboxed(ws_, {"fchmod-opath", mine_});
+  ASSERT_TRUE(bare.succeeded()) << "the kernel's own answer: " << bare.describe();
+  expect_allowed(*manager, make_spec(ws_), ws_, {"fchmod-opath", mine_});
+  EXPECT_EQ(mode_of(mine_), 0644);
+}
+
+// The command shares its keeper's uid. Under bwrap the keeper is the sandbox's init, which the
+// kernel shields from SIGSTOP sent inside its namespace; under Landlock the command gets a
+// Landlock domain of its own that scopes its signals away from the keeper (ABI 6).
+TEST_P(FileMetadata, TheCommandCannotStopItsKeeper) {
+  CODEXD_MANAGER_OR_SKIP(manager, GetParam());
+  if (GetParam() == TestBackend::kLandlock && linux_backend::landlock_abi_version() < 6) {
+    GTEST_SKIP() << "Landlock ABI " << linux_backend::landlock_abi_version()
+                 << " cannot scope signals (ABI 6): the keeper can be stopped by its command";
+  }
+  expect_allowed(*manager, make_spec(ws_), ws_, {"stop-parent-chmod", mine_});
+  EXPECT_EQ(mode_of(mine_), 0750);
 }
 
 CODEXD_INSTANTIATE_BOTH_BACKENDS(FileMetadata);

@@ -293,6 +293,34 @@ int parent_fds() {
   return failed("parent descriptors and memory");
 }
 
+// fchmod-opath: success = fchmod and fchown of an O_PATH descriptor fail with EBADF, as the
+// kernel answers them (a keeper performing them would not).
+int fchmod_opath(const char* path) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return failed("open O_PATH");
+  if (fchmod(fd, 0700) == 0) return failed("fchmod of an O_PATH descriptor succeeded");
+  if (errno != EBADF) return failed("fchmod of an O_PATH descriptor: not EBADF");
+  if (fchown(fd, getuid(), getgid()) == 0) return failed("fchown of an O_PATH descriptor succeeded");
+  if (errno != EBADF) return failed("fchown of an O_PATH descriptor: not EBADF");
+  return ok("EBADF");
+}
+
+// stop-parent-chmod: success = after trying to stop its parent (the keeper that performs its
+// chmods), the command's own chmod still completes. A stopped keeper would leave it blocked:
+// the alarm then lets the keeper go on and fails the probe instead of hanging the test.
+void continue_parent_and_fail(int) {
+  kill(getppid(), SIGCONT);
+  static const char message[] = "FAILED chmod hung: the keeper was stopped\n";
+  (void)!write(1, message, sizeof message - 1);
+  _exit(1);
+}
+int stop_parent_chmod(const char* path) {
+  if (kill(getppid(), SIGSTOP) == 0) printf("SIGSTOP to the parent was accepted\n");
+  signal(SIGALRM, continue_parent_and_fail);
+  alarm(10);
+  return chmod(path, 0750) == 0 ? ok("chmod") : failed("chmod");
+}
+
 long raw_int80_getpid() {
   long ret = 20;  // i386 __NR_getpid
   asm volatile("int $0x80" : "+a"(ret) : : "memory");
@@ -338,6 +366,8 @@ int main(int argc, char** argv) {
   }
   if (cmd == "chmod-race" && argc > 4) return chmod_race(arg(2), arg(3), atol(arg(4)));
   if (cmd == "parent-fds") return parent_fds();
+  if (cmd == "fchmod-opath" && has) return fchmod_opath(arg(2));
+  if (cmd == "stop-parent-chmod" && has) return stop_parent_chmod(arg(2));
   if (cmd == "chown" && has) return chown(arg(2), getuid(), getgid()) == 0 ? ok("chown") : failed("chown");
   if (cmd == "setxattr" && has) {
     return setxattr(arg(2), "user.codexd", "x", 1, 0) == 0 ? ok("setxattr") : failed("setxattr");

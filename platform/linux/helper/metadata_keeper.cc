@@ -11,10 +11,12 @@
 #include <cstdio>
 #include <climits>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
 
+#include "platform/linux/landlock_sys.h"
 #include "platform/linux/writable_scope.h"
 #include "platform/linux/helper/run_command.h"
 #include "platform/linux/remote_memory.h"
@@ -93,6 +95,18 @@ std::string as_caller(const std::string& path, pid_t pid) {
   return path;
 }
 
+// Whether descriptor `fd` of `pid` was opened O_PATH (its "flags:" in /proc/PID/fdinfo, octal).
+// fchmod and fchown of such a descriptor fail with EBADF in the kernel; so they must here.
+bool opened_o_path(pid_t pid, int fd) {
+  UniqueFd info(::open(proc_entry(pid, "fdinfo/" + std::to_string(fd)).c_str(), O_RDONLY | O_CLOEXEC));
+  char text[512];
+  const ssize_t got = info ? ::read(info.get(), text, sizeof text - 1) : -1;
+  if (got <= 0) return false;
+  text[got] = '\0';
+  const char* flags = std::strstr(text, "flags:");
+  return flags != nullptr && (std::strtoul(flags + 6, nullptr, 8) & O_PATH) != 0;
+}
+
 int apply(const FileCall& call, const WritableScope& scope, int target) {
   return call.chown ? scope.change_owner(target, call.owner, call.group) : scope.change_mode(target, call.mode);
 }
@@ -115,6 +129,7 @@ int perform(int listener, const seccomp_notif& notification, const WritableScope
     const std::string where = call.dirfd == AT_FDCWD ? proc_entry(pid, "cwd") : proc_entry(pid, "fd/" + std::to_string(call.dirfd));
     base = UniqueFd(::open(where.c_str(), O_PATH | O_CLOEXEC));
     if (!base) return EBADF;
+    if (!call.has_path && opened_o_path(pid, call.dirfd)) return EBADF;
   }
   // Only now is it known that what was read and opened belongs to this very wait (the
   // process could have been killed and its pid reused).
@@ -172,6 +187,20 @@ void serve_one(int listener, const WritableScope& scope) {
   supervise_command(child, supervision);
 }
 
+// Under Landlock the command shares the keeper's uid and domain, so it could stop (SIGSTOP) or
+// kill its keeper and hang its own chmods. A domain of its own, handling nothing but signals,
+// scopes its signals to itself and what it starts (ABI 6); the keeper still signals into it.
+// Under bwrap the keeper is the namespace's init, which the kernel already shields.
+Status scope_signals_to_command(const HelperConfig& config) {
+  if (config.mode != HelperMode::kLandlock) return Status::Ok();
+  const int abi = landlock_abi_version();
+  if (abi < 6) return Status::Ok();  // reported in the plan: docs/sandbox.md §4c
+  UniqueFd ruleset(landlock_create_ruleset_fd(0, 0, landlock::kScopeSignal, abi));
+  if (!ruleset) return ErrnoStatus("landlock_create_ruleset (signal scope)", errno);
+  if (landlock_restrict_self_fd(ruleset.get()) != 0) return ErrnoStatus("landlock_restrict_self (signal scope)", errno);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal) {
@@ -182,6 +211,10 @@ Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_term
     // Without its keeper the command's chmods would fail and nobody would report its exit.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != keeper) ::_exit(kSetupFailed);
+    if (Status scoped = scope_signals_to_command(config); !scoped.ok()) {
+      std::fprintf(stderr, "codexd-sandbox-helper: metadata keeper: %s\n", scoped.to_string().c_str());
+      ::_exit(kSetupFailed);
+    }
     link.first.reset();
     return std::move(link.second);
   }
