@@ -132,6 +132,18 @@ const std::vector<RefuseGroup>& keeper_groups() {
   return kGroups;
 }
 
+// Under exec supervision the filter's one listener is the daemon's, so there is no keeper.
+// bwrap's /dev binds the host's device nodes, which a root command owns: chmod and chown are
+// refused everywhere then, as under Landlock (docs/sandbox.md §4c).
+const std::vector<RefuseGroup>& supervised_metadata_groups() {
+  static constexpr std::string_view kScope = "exec supervision: no keeper; bwrap's /dev holds the host's device nodes";
+  static const std::vector<RefuseGroup> kGroups = {
+      group("", {CODEXD_CALL(chmod), CODEXD_CALL(fchmod), CODEXD_CALL(fchmodat), CODEXD_CALL(fchmodat2)}, 0, kScope),
+      group("", {CODEXD_CALL(chown), CODEXD_CALL(fchown), CODEXD_CALL(lchown), CODEXD_CALL(fchownat)}, 0, kScope),
+  };
+  return kGroups;
+}
+
 const std::vector<RefuseGroup>& metadata_groups() {
   static constexpr std::string_view kScope = kLandlockScope;
   static const std::vector<RefuseGroup> kGroups = {
@@ -318,6 +330,8 @@ std::vector<SeccompRule> seccomp_rules(const HelperConfig& config, FilterRole ro
     add_keeper_rules(&rules);
   } else if (config.mode == HelperMode::kLandlock) {
     add_groups(&rules, keeper_groups());
+  } else if (config.supervise_exec) {
+    add_groups(&rules, supervised_metadata_groups());
   } else {
     add_setuid_refusal(&rules);
   }

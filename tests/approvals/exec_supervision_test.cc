@@ -270,6 +270,23 @@ TEST_F(ExecSupervision, ASessionKeptAcrossARestartIsStillSupervisedByTheNextDaem
   EXPECT_FALSE(exists(marker("forbidden-marker")));
 }
 
+// Under supervision the sandbox's one listener is the daemon's, so no keeper performs chmod
+// and chown. Under bwrap a root command owns the host's device nodes that bwrap binds into
+// /dev: a chmod of /dev/full changed the host's node. Both calls are refused instead (as under
+// Landlock). The host's mode is put back if the refusal failed, so a failure harms no one else.
+TEST_F(ExecSupervision, NoHostDeviceNodeChangesModeOrOwner) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only root owns the host's device nodes";
+  struct stat before;
+  ASSERT_EQ(::stat("/dev/full", &before), 0);
+  v1::ExecResult result = script("chmod 600 /dev/full; echo chmod=$?; chown 0:0 /dev/full; echo chown=$?");
+  struct stat after;
+  ASSERT_EQ(::stat("/dev/full", &after), 0);
+  if ((after.st_mode & 07777) != (before.st_mode & 07777)) ::chmod("/dev/full", before.st_mode & 07777);
+  EXPECT_EQ(after.st_mode & 07777, before.st_mode & 07777) << "ESCAPE: the host's /dev/full changed mode";
+  EXPECT_THAT(result.output(), HasSubstr("chmod=1"));
+  EXPECT_THAT(result.output(), HasSubstr("chown=1"));
+}
+
 // The newest filter's listener hears an exec first: one made inside would answer in the
 // daemon's place. Making one is refused; a plain filter (what sandboxed tools install) is not.
 TEST_F(ExecSupervision, NothingInsideCanMakeAListenerOfItsOwn) {
