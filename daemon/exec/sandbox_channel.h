@@ -30,8 +30,8 @@ struct ChannelOwner {
 // What a launch's channel will carry (LaunchPlan: network mode proxy, exec supervision).
 struct ChannelContents {
   bool proxy = false;
-  bool exec_listener = false;
-  bool any() const { return proxy || exec_listener; }
+  bool exec_relay = false;
+  bool any() const { return proxy || exec_relay; }
 };
 
 class SandboxChannelSink {

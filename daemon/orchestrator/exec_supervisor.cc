@@ -55,13 +55,13 @@ NestedExecVerdict assess_nested_exec(const policy::Policy& policy, const std::st
   return verdict;
 }
 
-// One supervised sandbox: its listener, watched on the core thread.
+// One supervised sandbox: its exec relay (the keeper's other end), watched on the core thread.
 class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
  public:
-  Watch(std::shared_ptr<ExecSupervisor> supervisor, UniqueFd listener, exec::ChannelOwner owner,
+  Watch(std::shared_ptr<ExecSupervisor> supervisor, UniqueFd relay, exec::ChannelOwner owner,
         config::ExecSupervision mode)
       : supervisor_(std::move(supervisor)),
-        listener_(*supervisor_->deps_.core, listener.release()),
+        relay_(*supervisor_->deps_.core, relay.release()),
         owner_(std::move(owner)),
         mode_(mode),
         seen_command_(owner_.adopted) {}
@@ -75,7 +75,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
   // open for it are withdrawn.
   void stop() {
     boost::system::error_code ignored;
-    listener_.close(ignored);
+    relay_.close(ignored);
     supervisor_->close_trace(owner_.session_id);
     for (const std::string& id : asked_) supervisor_->deps_.broker->abandon(id);
     asked_.clear();
@@ -83,7 +83,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
 
  private:
   void arm() {
-    listener_.async_wait(asio::posix::stream_descriptor::wait_read,
+    relay_.async_wait(asio::posix::stream_descriptor::wait_read,
                          [weak = weak_from_this()](const boost::system::error_code& ec) {
                            auto self = weak.lock();
                            if (!ec && self) self->on_readable();
@@ -96,26 +96,31 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
   void on_readable() {
     constexpr int kBatch = 64;
     for (int taken = 0; taken < kBatch; ++taken) {
-      if (!listener_.is_open()) return;
-      // Only a waiting exec is received: a receive with none waiting would block the core
-      // thread on kernels before 6.11 (the listener also wakes when the sandbox's last process
-      // is gone).
-      pollfd p{listener_.native_handle(), POLLIN, 0};
+      if (!relay_.is_open()) return;
+      // Nothing waiting: wait for the next edge. Hung up without a message: the keeper is gone.
+      pollfd p{relay_.native_handle(), POLLIN, 0};
       if (::poll(&p, 1, 0) != 1 || (p.revents & POLLIN) == 0) {
         if ((p.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) return;  // the sandbox is gone
         arm();
         return;
       }
-      Result<sandbox::ExecAttempt> attempt = sandbox::receive_exec_attempt(listener_.native_handle());
-      if (!attempt.ok() && attempt.status().code() != StatusCode::kNotFound &&
-          attempt.status().code() != StatusCode::kUnavailable) {
-        spdlog::warn("exec supervision of session {} (agent {}): {}; its execs now fail", owner_.session_id,
-                     owner_.agent_id, attempt.status().message());
-        return;
+      Result<sandbox::ExecAttempt> attempt = sandbox::receive_exec_attempt(relay_.native_handle());
+      if (!attempt.ok()) {
+        const StatusCode code = attempt.status().code();
+        if (code == StatusCode::kFailedPrecondition) return;  // the sandbox is gone
+        if (code == StatusCode::kInvalidArgument) {
+          spdlog::warn("exec supervision of session {} (agent {}): {}; skipped", owner_.session_id, owner_.agent_id,
+                       attempt.status().message());
+        } else if (code != StatusCode::kNotFound && code != StatusCode::kUnavailable) {
+          spdlog::warn("exec supervision of session {} (agent {}): {}; its execs now wait", owner_.session_id,
+                       owner_.agent_id, attempt.status().message());
+          return;
+        }
+        continue;
       }
-      if (attempt.ok()) decide(std::move(attempt).value());
+      decide(std::move(attempt).value());
     }
-    asio::post(listener_.get_executor(), [weak = weak_from_this()] {
+    asio::post(relay_.get_executor(), [weak = weak_from_this()] {
       if (auto self = weak.lock()) self->on_readable();
     });
   }
@@ -142,7 +147,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
     }
     if (!attempt.by_descriptor && !exists_for(attempt)) {
       // Not there (a shell trying each $PATH entry): the exec fails on its own, nothing ran.
-      sandbox::answer_exec_attempt(listener_.native_handle(), attempt.id, true).ok();
+      if (!attempt.continued) sandbox::answer_exec_attempt(relay_.native_handle(), attempt.id, true).ok();
       return;
     }
     NestedExecVerdict verdict = assess_nested_exec(*supervisor_->deps_.policies->current(), attempt.path, attempt.argv,
@@ -233,7 +238,11 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
   }
 
   void finish(const sandbox::ExecAttempt& attempt, bool allow, ExecAuditRecord record, std::string outcome) {
-    sandbox::answer_exec_attempt(listener_.native_handle(), attempt.id, allow).ok();  // NotFound: it was killed
+    if (!attempt.continued) {
+      if (Status sent = sandbox::answer_exec_attempt(relay_.native_handle(), attempt.id, allow); !sent.ok()) {
+        spdlog::warn("exec supervision of session {}: {}", owner_.session_id, sent.message());
+      }
+    }
     record.outcome = std::move(outcome);
     if (supervisor_->deps_.audit != nullptr) supervisor_->deps_.audit->record(record);
     supervisor_->append(owner_.session_id, record);
@@ -276,7 +285,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
   }
 
   void answered(const sandbox::ExecAttempt& attempt, ExecAuditRecord record, const ApprovalOutcome& outcome) {
-    if (!listener_.is_open()) return;
+    if (!relay_.is_open()) return;
     const bool decided = outcome.kind == ApprovalOutcome::Kind::kDecided;
     if (decided && outcome.decision == ReviewDecision::kApprovedForSession) approved_for_session_.insert(attempt.argv);
     const bool approved = decided && (outcome.decision == ReviewDecision::kApproved ||
@@ -293,7 +302,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
   }
 
   std::shared_ptr<ExecSupervisor> supervisor_;
-  asio::posix::stream_descriptor listener_;
+  asio::posix::stream_descriptor relay_;
   exec::ChannelOwner owner_;
   config::ExecSupervision mode_;
   bool seen_command_ = false;
@@ -383,9 +392,9 @@ Result<const ExecTrace*> ExecSupervisor::trace(int session_id, uid_t caller, boo
   return &it->second;
 }
 
-std::shared_ptr<void> ExecSupervisor::supervise(UniqueFd listener, exec::ChannelOwner owner) {
+std::shared_ptr<void> ExecSupervisor::supervise(UniqueFd relay, exec::ChannelOwner owner) {
   const config::ExecSupervision mode = deps_.config->exec_supervision_for(owner.agent_id);
-  auto watch = std::make_shared<Watch>(shared_from_this(), std::move(listener), std::move(owner),
+  auto watch = std::make_shared<Watch>(shared_from_this(), std::move(relay), std::move(owner),
                                        mode == config::ExecSupervision::kOff ? config::ExecSupervision::kAudit : mode);
   watch->start();
   return std::make_shared<WatchLease>(*deps_.core, watch, [watch] { watch->stop(); });

@@ -32,7 +32,7 @@
 namespace codexd::orchestrator {
 
 struct ExecSupervisorDeps {
-  boost::asio::io_context* core = nullptr;  // where the listeners are watched, the broker and policy live
+  boost::asio::io_context* core = nullptr;  // where the relays are watched, the broker and policy live
   const config::Config* config = nullptr;
   const PolicyStore* policies = nullptr;
   ApprovalBroker* broker = nullptr;
@@ -76,9 +76,11 @@ class ExecSupervisor : public std::enable_shared_from_this<ExecSupervisor> {
  public:
   explicit ExecSupervisor(ExecSupervisorDeps deps) : deps_(std::move(deps)) {}
 
-  // Core thread. Watches `listener` (a sandbox's exec listener) for `owner`'s command until the
-  // returned handle is dropped; execs still waiting then fail (the listener closes).
-  std::shared_ptr<void> supervise(UniqueFd listener, exec::ChannelOwner owner);
+  // Core thread. Watches `relay` (a sandbox's exec relay, its keeper at the other end) for
+  // `owner`'s command until the returned handle is dropped. Execs still waiting then wait for
+  // the next daemon (a durable session's shim keeps a copy of the relay), or fail when the
+  // sandbox's last copy closes.
+  std::shared_ptr<void> supervise(UniqueFd relay, exec::ChannelOwner owner);
 
   // Counts since start, for GetStatus and metrics.
   struct Counts {

@@ -47,8 +47,9 @@ Result<sandbox::SandboxSpec> LaunchBuilder::resolve_sandbox(const sandbox::Sandb
   }
   if (!deps_.socket_dir.empty()) context.masked_paths.push_back(deps_.socket_dir);
   CODEXD_ASSIGN_OR_RETURN(sandbox::SandboxSpec spec, sandbox::resolve_sandbox_spec(policy, context));
-  spec.supervise_exec = deps_.config->exec_supervision_for(agent_id) != config::ExecSupervision::kOff &&
-                        spec.mode != sandbox::SandboxMode::kDangerFullAccess;
+  const config::ExecSupervision supervision = deps_.config->exec_supervision_for(agent_id);
+  spec.supervise_exec = supervision != config::ExecSupervision::kOff && spec.mode != sandbox::SandboxMode::kDangerFullAccess;
+  spec.exec_audit_only = spec.supervise_exec && supervision == config::ExecSupervision::kAudit;
   return spec;
 }
 

@@ -55,7 +55,7 @@ class Handover : public std::enable_shared_from_this<Handover> {
       return;
     }
     if (handover->proxy && proxy_) pass_to_proxy(*handover->proxy, received->fds[0], received->fds[1]);
-    if (handover->exec_listener && supervisor_) {
+    if (handover->exec_relay && supervisor_) {
       exec_lease_ = supervisor_->supervise(std::move(received->fds.back()), owner_);
     }
   }
@@ -101,7 +101,7 @@ class SandboxChannels final : public exec::SandboxChannelSink {
     if (contents.proxy && !proxy_) {
       return FailedPrecondition("network mode proxy needs the daemon's network proxy, which is not running here");
     }
-    if (contents.exec_listener && !supervisor_) return FailedPrecondition("exec supervision is not running in this daemon");
+    if (contents.exec_relay && !supervisor_) return FailedPrecondition("exec supervision is not running in this daemon");
     return Status::Ok();
   }
 

@@ -1,64 +1,29 @@
-// Exec supervision on Linux: seccomp user notifications (seccomp_unotify(2)). The listener
-// comes from the sandbox helper's filter (execve and execveat notify); the waiting process's
-// path and argv are read with process_vm_readv, then the id is checked again so that what was
-// read belongs to this very wait (the process could have been killed and its pid reused).
+// Exec supervision on Linux, the daemon's side of the exec relay: the sandbox's keeper serves
+// the filter's seccomp listener and sends a record of each exec with the process's pidfd
+// (platform/sandbox/exec_relay.h). The pidfd names the process in the daemon's pid namespace
+// and pins it: whatever is read here through /proc belongs to it as long as it has not exited,
+// which is checked last. The keeper checks that the wait is still the same before answering.
 #include "platform/sandbox/exec_notify.h"
 
 #include <fcntl.h>
-#include <linux/seccomp.h>
-#include <sys/ioctl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
 #include "base/unique_fd.h"
-#include "platform/linux/remote_memory.h"
+#include "platform/posix/fd_passing.h"
+#include "platform/sandbox/exec_relay.h"
 
 namespace codexd::sandbox {
 namespace {
-
-constexpr size_t kMaxPath = 4096;
-
-bool read_pointer(pid_t pid, uint64_t address, uint64_t* value) {
-  iovec local{value, sizeof *value};
-  iovec remote{reinterpret_cast<void*>(address), sizeof *value};
-  return ::process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof *value);
-}
-
-// argv up to its NULL, cut at kMaxExecArgs words or kMaxExecArgBytes bytes.
-bool read_argv(pid_t pid, uint64_t address, ExecAttempt* attempt) {
-  size_t bytes = 0;
-  for (size_t i = 0; address != 0; ++i) {
-    if (i == kMaxExecArgs) {
-      attempt->argv_truncated = true;
-      return true;
-    }
-    uint64_t word = 0;
-    if (!read_pointer(pid, address + i * sizeof(uint64_t), &word)) return false;
-    if (word == 0) return true;
-    std::string arg;
-    const size_t room = kMaxExecArgBytes - bytes;
-    if (!linux_backend::read_remote_string(pid, word, room, &arg)) {
-      if (arg.size() < room) return false;  // unreadable, not merely long
-      attempt->argv_truncated = true;
-      return true;
-    }
-    bytes += arg.size() + 1;
-    attempt->argv.push_back(std::move(arg));
-  }
-  return true;  // argv == NULL: Linux runs the program with an empty argv
-}
-
-std::string read_link(const std::string& path) {
-  char buffer[kMaxPath];
-  const ssize_t n = ::readlink(path.c_str(), buffer, sizeof buffer);
-  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
-}
 
 pid_t read_parent(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -69,10 +34,24 @@ pid_t read_parent(pid_t pid) {
   return static_cast<pid_t>(std::atoi(text.c_str() + text.find(' ', close + 2) + 1));
 }
 
-std::string joined(const std::string& dir, const std::string& path) {
-  if (path.empty() || path.front() == '/') return path;
-  if (dir.empty()) return path;
-  return dir.back() == '/' ? dir + path : dir + "/" + path;
+// The pid a pidfd names, in this process's pid namespace ("Pid:" of its fdinfo); 0 or less
+// when it has exited or is not visible here.
+pid_t pid_of(int pidfd) {
+  std::ifstream info("/proc/self/fdinfo/" + std::to_string(pidfd));
+  for (std::string key; info >> key;) {
+    if (key == "Pid:") {
+      long pid = 0;
+      info >> pid;
+      return static_cast<pid_t>(pid);
+    }
+    std::getline(info, key);
+  }
+  return 0;
+}
+
+bool has_exited(int pidfd) {
+  pollfd p{pidfd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
 }
 
 }  // namespace
@@ -81,60 +60,41 @@ bool exec_notify_supported() { return true; }
 
 pid_t parent_pid_of(pid_t pid) { return read_parent(pid); }
 
-Result<ExecAttempt> receive_exec_attempt(int listener) {
-  seccomp_notif notification;
-  std::memset(&notification, 0, sizeof notification);
-  if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &notification) != 0) {
-    if (errno == ENOENT) return NotFound("the exec's process went away before it was received");
-    if (errno == EINTR || errno == EAGAIN) return Unavailable("no exec is waiting");
-    return ErrnoStatus("receiving an exec notification", errno);
+Result<ExecAttempt> receive_exec_attempt(int relay) {
+  Result<posix::ReceivedFds> message = posix::receive_message_with_fds(relay, kMaxRecordBytes);
+  if (!message.ok()) {
+    if (message.status().code() == StatusCode::kNotFound) return FailedPrecondition("the sandbox's keeper closed the exec relay");
+    return message.status();  // kUnavailable, kInvalidArgument (taken off), or the socket failed
   }
+  if (message->fds.size() != 1) return InvalidArgument("exec record without the process's pidfd");
+  Result<ExecRecord> record = parse_exec_record(message->payload);
+  if (!record.ok()) return record.status();
+  const int pidfd = message->fds.front().get();
   ExecAttempt attempt;
-  attempt.id = notification.id;
-  attempt.pid = static_cast<pid_t>(notification.pid);
-  const auto& args = notification.data.args;
-  const bool at = notification.data.nr == __NR_execveat;
-  attempt.cwd = read_link("/proc/" + std::to_string(attempt.pid) + "/cwd");
-  std::string named;
-  const bool readable = linux_backend::read_remote_string(attempt.pid, at ? args[1] : args[0], kMaxPath, &named) &&
-                        read_argv(attempt.pid, at ? args[2] : args[1], &attempt);
-  if (at) {
-    const int dirfd = static_cast<int>(args[0]);
-    const bool empty_path = (args[4] & AT_EMPTY_PATH) != 0 && named.empty();
-    attempt.by_descriptor = dirfd != AT_FDCWD && (empty_path || named.empty() || named.front() != '/');
-    const std::string dir = dirfd == AT_FDCWD ? attempt.cwd
-                                              : read_link("/proc/" + std::to_string(attempt.pid) + "/fd/" + std::to_string(dirfd));
-    attempt.path = empty_path ? dir : joined(dir, named);
-  } else {
-    attempt.path = joined(attempt.cwd, named);
-  }
+  attempt.id = record->id;
+  attempt.continued = record->continued;
+  attempt.pid = pid_of(pidfd);
+  if (attempt.pid <= 0) return NotFound("the exec's process went away before it was received");
+  attempt.path = std::move(record->path);
+  attempt.cwd = std::move(record->cwd);
+  attempt.argv = std::move(record->argv);
+  attempt.argv_truncated = record->argv_truncated;
+  attempt.readable = record->readable;
+  attempt.by_descriptor = record->by_descriptor;
   attempt.parent_pid = read_parent(attempt.pid);
-  // Only now is it known that all of this was read from the process that still waits.
-  uint64_t id = notification.id;
-  if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) {
-    return NotFound("the exec's process went away while it was read");
-  }
-  if (!readable) {
-    // Memory the daemon cannot read: nothing can be decided about it (the caller refuses it).
-    attempt.readable = false;
-    attempt.argv.clear();
-  }
+  // Only now is it known that the parent read belongs to this very process.
+  if (has_exited(pidfd)) return NotFound("the exec's process went away while it was read");
   return attempt;
 }
 
-Status answer_exec_attempt(int listener, uint64_t id, bool allow) {
-  seccomp_notif_resp response;
-  std::memset(&response, 0, sizeof response);
-  response.id = id;
-  if (allow) {
-    response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-  } else {
-    response.error = -EACCES;
-  }
-  if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &response) != 0) {
-    if (errno == ENOENT) return NotFound("the exec's process no longer waits");
-    return ErrnoStatus("answering an exec notification", errno);
-  }
+Status answer_exec_attempt(int relay, uint64_t id, bool allow) {
+  const std::string verdict = encode_exec_verdict({id, allow});
+  ssize_t sent;
+  do {
+    sent = ::send(relay, verdict.data(), verdict.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("the sandbox's keeper is not reading its verdicts");
+  if (sent < 0) return ErrnoStatus("answering an exec", errno);
   return Status::Ok();
 }
 

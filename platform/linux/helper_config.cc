@@ -83,6 +83,7 @@ std::vector<std::string> render_helper_args(const HelperConfig& config) {
   if (config.channel_fd >= 0) args.push_back("--channel-fd=" + std::to_string(config.channel_fd));
   if (config.console_fd >= 0) args.push_back("--console-fd=" + std::to_string(config.console_fd));
   if (config.supervise_exec) args.push_back("--supervise-exec");
+  if (config.exec_audit_only) args.push_back("--exec-audit");
   if (config.metadata_keeper) args.push_back("--metadata-keeper");
   if (config.block_unix_sockets) args.push_back("--block-unix-sockets");
   if (config.init) args.push_back("--init");
@@ -129,6 +130,8 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
       CODEXD_ASSIGN_OR_RETURN(config.console_fd, parse_descriptor("--console-fd", value));
     } else if (arg == "--supervise-exec") {
       config.supervise_exec = true;
+    } else if (arg == "--exec-audit") {
+      config.exec_audit_only = true;
     } else if (arg == "--metadata-keeper") {
       config.metadata_keeper = true;
     } else if (arg == "--init") {
@@ -154,10 +157,11 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
   if (config.console_fd >= 0 && (config.mode != HelperMode::kBwrap || !config.init || config.console_fd == config.channel_fd)) {
     return InvalidArgument("--console-fd needs --mode=bwrap and --init, and its own descriptor");
   }
-  // One filter has one listener: the daemon's (exec supervision) or the keeper's.
-  if (config.metadata_keeper && config.supervise_exec) {
-    return InvalidArgument("--metadata-keeper and --supervise-exec exclude each other (one listener per filter)");
+  // A filter chain has one listener, the keeper's: it relays the execs.
+  if (config.supervise_exec && !config.metadata_keeper) {
+    return InvalidArgument("--supervise-exec needs --metadata-keeper (the keeper relays the execs)");
   }
+  if (config.exec_audit_only && !config.supervise_exec) return InvalidArgument("--exec-audit needs --supervise-exec");
   config.command.assign(args.begin() + static_cast<long>(i), args.end());
   if (config.command.empty()) return InvalidArgument("no command after --");
   return config;

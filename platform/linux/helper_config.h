@@ -25,7 +25,7 @@ struct HelperConfig {
   // The channel to the daemon (required with kProxy or supervise_exec, refused otherwise): the
   // helper sends one message over it before the command starts and closes it (sandbox_channel.h).
   // kProxy: the listening sockets of the proxy ports (kNamespaceProxyPorts with bwrap,
-  // ephemeral ports with Landlock); supervise_exec: the seccomp listener of every execve.
+  // ephemeral ports with Landlock); supervise_exec: the keeper's exec relay (exec_relay.h).
   int channel_fd = -1;
   // bwrap with --init, on a terminal: the console socket (LaunchPlan::console_fd). The helper
   // opens a PTY in the sandbox's /dev/pts, sends its master over this socket and gives the
@@ -35,14 +35,18 @@ struct HelperConfig {
   // Refuse socket(AF_UNIX) and AF_UNIX datagram socketpairs: set when the filesystem view
   // cannot hide host sockets (Landlock has no mount namespace).
   bool block_unix_sockets = false;
-  // Every execve/execveat of the command and its descendants waits for the daemon's answer
-  // (seccomp user notification, listener sent over the channel); creating another listener is
-  // refused, so nothing inside can answer for the daemon.
+  // Every execve/execveat of the command and its descendants is reported to the daemon before
+  // it happens (seccomp user notification served by the keeper, which relays each one over
+  // the channel's exec relay) and, unless `exec_audit_only`, waits for the daemon's answer;
+  // creating another listener is refused, so nothing inside can answer in the keeper's place.
+  // Needs `metadata_keeper` (the filter's one listener is the keeper's).
   bool supervise_exec = false;
-  // Not with supervise_exec (a filter has one listener): the helper stays as the command's
-  // parent and performs its chmod and chown calls inside `writable`, not below `read_only`
-  // (helper/metadata_keeper.h). Without it Landlock refuses them everywhere, and under bwrap
-  // the mounts alone decide.
+  // Audit mode: the keeper lets each exec go on as soon as its record is sent.
+  bool exec_audit_only = false;
+  // The helper stays as the command's parent and performs its chmod and chown calls inside
+  // `writable`, not below `read_only` (helper/metadata_keeper.h), and relays its execs under
+  // supervise_exec. Without it Landlock refuses them everywhere, and under bwrap the mounts
+  // alone decide (the setuid bit refused).
   bool metadata_keeper = false;
   // Landlock: write is granted below `writable` except below `read_only`; read is granted
   // everywhere except below `unreadable`; `writable_files` are single files. The metadata

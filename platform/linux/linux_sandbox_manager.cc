@@ -97,9 +97,10 @@ Result<HelperLaunch> prepare_helper(const std::string& helper, const SandboxSpec
   launch.config.mode = mode;
   launch.config.network = spec.network;
   launch.config.supervise_exec = spec.supervise_exec;
+  launch.config.exec_audit_only = spec.supervise_exec && spec.exec_audit_only;
   // The keeper's listener is a seccomp user notification, the kernel feature exec supervision
-  // probes for; a filter has one listener, so under exec supervision the keeper is left out.
-  launch.config.metadata_keeper = user_notification && !spec.supervise_exec;
+  // probes for (the sandbox manager refuses supervision without it); the keeper relays execs.
+  launch.config.metadata_keeper = user_notification;
   add_writable_paths(spec, mode == HelperMode::kBwrap ? "/tmp" : spec.private_tmp.value_or(""), &launch.config);
   if (spec.network == NetworkMode::kProxy || spec.supervise_exec) launch.config.channel_fd = posix::kPassedFdNumber;
   launch.config.deferred_env = launch.env.deferred;

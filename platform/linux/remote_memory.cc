@@ -10,20 +10,24 @@
 
 namespace codexd::sandbox::linux_backend {
 
-bool read_remote_string(pid_t pid, uint64_t address, size_t limit, std::string* out) {
-  out->clear();
+namespace {
+
+UniqueFd open_memory(pid_t pid) {
   // /proc/PID/mem rather than process_vm_readv: the metadata keeper's own filter refuses the
   // calls that reach into other processes, and an open of this file is what its Landlock
   // domain and the kernel's ptrace check decide on, as for process_vm_readv.
-  UniqueFd memory(::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
-  if (!memory) return false;
+  return UniqueFd(::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
+}
+
+bool read_string_at(int memory, uint64_t address, size_t limit, std::string* out) {
+  out->clear();
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   while (out->size() < limit) {
     size_t chunk = page - (address % page);
     chunk = std::min(chunk, limit - out->size());
     char buffer[4096];
     chunk = std::min(chunk, sizeof buffer);
-    const ssize_t n = ::pread(memory.get(), buffer, chunk, static_cast<off_t>(address));
+    const ssize_t n = ::pread(memory, buffer, chunk, static_cast<off_t>(address));
     if (n <= 0) return false;
     const void* nul = std::memchr(buffer, '\0', static_cast<size_t>(n));
     if (nul != nullptr) {
@@ -34,6 +38,43 @@ bool read_remote_string(pid_t pid, uint64_t address, size_t limit, std::string* 
     address += static_cast<uint64_t>(n);
   }
   return false;
+}
+
+}  // namespace
+
+bool read_remote_string(pid_t pid, uint64_t address, size_t limit, std::string* out) {
+  out->clear();
+  UniqueFd memory = open_memory(pid);
+  return memory && read_string_at(memory.get(), address, limit, out);
+}
+
+bool read_remote_argv(pid_t pid, uint64_t address, size_t max_words, size_t max_bytes, std::vector<std::string>* argv,
+                      bool* truncated) {
+  argv->clear();
+  *truncated = false;
+  UniqueFd memory = open_memory(pid);
+  if (!memory) return false;
+  size_t bytes = 0;
+  for (size_t i = 0; address != 0; ++i) {
+    if (i == max_words) {
+      *truncated = true;
+      return true;
+    }
+    uint64_t word = 0;
+    const off_t at = static_cast<off_t>(address + i * sizeof word);
+    if (::pread(memory.get(), &word, sizeof word, at) != static_cast<ssize_t>(sizeof word)) return false;
+    if (word == 0) return true;
+    std::string arg;
+    const size_t room = max_bytes - bytes;
+    if (!read_string_at(memory.get(), word, room, &arg)) {
+      if (arg.size() < room) return false;  // unreadable, not merely long
+      *truncated = true;
+      return true;
+    }
+    bytes += arg.size() + 1;
+    argv->push_back(std::move(arg));
+  }
+  return true;  // argv == NULL: Linux runs the program with an empty argv
 }
 
 }  // namespace codexd::sandbox::linux_backend

@@ -132,18 +132,6 @@ const std::vector<RefuseGroup>& keeper_groups() {
   return kGroups;
 }
 
-// Under exec supervision the filter's one listener is the daemon's, so there is no keeper.
-// bwrap's /dev binds the host's device nodes, which a root command owns: chmod and chown are
-// refused everywhere then, as under Landlock (docs/sandbox.md §4c).
-const std::vector<RefuseGroup>& supervised_metadata_groups() {
-  static constexpr std::string_view kScope = "exec supervision: no keeper; bwrap's /dev holds the host's device nodes";
-  static const std::vector<RefuseGroup> kGroups = {
-      group("", {CODEXD_CALL(chmod), CODEXD_CALL(fchmod), CODEXD_CALL(fchmodat), CODEXD_CALL(fchmodat2)}, 0, kScope),
-      group("", {CODEXD_CALL(chown), CODEXD_CALL(fchown), CODEXD_CALL(lchown), CODEXD_CALL(fchownat)}, 0, kScope),
-  };
-  return kGroups;
-}
-
 const std::vector<RefuseGroup>& metadata_groups() {
   static constexpr std::string_view kScope = kLandlockScope;
   static const std::vector<RefuseGroup> kGroups = {
@@ -263,7 +251,8 @@ void add_unix_socket_block(std::vector<SeccompRule>* rules, bool network) {
 // notification first, and could answer it with "continue", so a listener made inside could
 // answer the command's execs in the daemon's place, or run its chmods unchecked.
 void add_listener_lock(std::vector<SeccompRule>* rules, const HelperConfig& config) {
-  const std::string who = config.supervise_exec ? "codexd answers every exec" : "the keeper answers every chmod and chown";
+  const std::string who = config.supervise_exec ? "the keeper answers every chmod and chown, and relays every exec to codexd"
+                                                : "the keeper answers every chmod and chown";
   rules->push_back({CODEXD_SYSCALL(seccomp), EPERM,
                     {{0, ArgOp::kEqual, 0, SECCOMP_SET_MODE_FILTER},
                      {1, ArgOp::kMaskedEqual, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_FILTER_FLAG_NEW_LISTENER}},
@@ -330,8 +319,6 @@ std::vector<SeccompRule> seccomp_rules(const HelperConfig& config, FilterRole ro
     add_keeper_rules(&rules);
   } else if (config.mode == HelperMode::kLandlock) {
     add_groups(&rules, keeper_groups());
-  } else if (config.supervise_exec) {
-    add_groups(&rules, supervised_metadata_groups());
   } else {
     add_setuid_refusal(&rules);
   }
@@ -351,7 +338,9 @@ std::vector<std::string> describe_seccomp_rules(const HelperConfig& config) {
     if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
   }
   if (config.supervise_exec) {
-    lines.push_back("seccomp: execve, execveat: each waits for codexd's decision (user notification; exec supervision)");
+    lines.push_back(config.exec_audit_only
+                        ? "seccomp: execve, execveat: each reported to codexd by the keeper before it runs (exec supervision, audit)"
+                        : "seccomp: execve, execveat: each waits for codexd's decision, relayed by the keeper (exec supervision)");
   }
   if (config.metadata_keeper) {
     lines.push_back("seccomp: the keeper (the command's parent) runs under the same filter without the chmod and chown "

@@ -31,6 +31,27 @@ std::vector<UniqueFd> take_fds(msghdr& message) {
   return fds;
 }
 
+// One recvmsg into `buffer`, the descriptors into `out` (owned from here on, closed on every
+// error): the bytes received, kUnavailable on EAGAIN, kInvalidArgument when truncated.
+Result<size_t> receive_into(int socket, char* buffer, size_t size, int flags, ReceivedFds* out) {
+  iovec iov{buffer, size};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  ControlBuffer control{};
+  message.msg_control = control.bytes;
+  message.msg_controllen = sizeof control.bytes;
+  ssize_t n;
+  do {
+    n = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC | flags);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("recvmsg: nothing to read yet");
+  if (n < 0) return ErrnoStatus("recvmsg", errno);
+  out->fds = take_fds(message);
+  if ((message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) return InvalidArgument("message or its descriptors truncated");
+  return static_cast<size_t>(n);
+}
+
 }  // namespace
 
 Result<SocketPair> make_seqpacket_pair() {
@@ -42,7 +63,13 @@ Result<SocketPair> make_seqpacket_pair() {
 }
 
 Status send_fds(int socket, std::string_view payload, const std::vector<int>& fds) {
-  if (payload.empty() || payload.size() > kMaxPayload) return InvalidArgument("payload must be 1..1024 bytes");
+  return send_message_with_fds(socket, payload, fds, kMaxPayload);
+}
+
+Status send_message_with_fds(int socket, std::string_view payload, const std::vector<int>& fds, size_t max_payload) {
+  if (payload.empty() || payload.size() > max_payload) {
+    return InvalidArgument("payload must be 1.." + std::to_string(max_payload) + " bytes");
+  }
   if (fds.size() > kMaxPassedFds) return InvalidArgument("too many descriptors in one message");
   iovec iov{const_cast<char*>(payload.data()), payload.size()};
   msghdr message{};
@@ -70,26 +97,35 @@ Status send_fds(int socket, std::string_view payload, const std::vector<int>& fd
 
 Result<ReceivedFds> receive_fds(int socket) {
   char buffer[kMaxPayload + 1];
-  iovec iov{buffer, sizeof buffer};
-  msghdr message{};
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
-  ControlBuffer control{};
-  message.msg_control = control.bytes;
-  message.msg_controllen = sizeof control.bytes;
-  ssize_t n;
-  do {
-    n = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("recvmsg: nothing to read yet");
-  if (n < 0) return ErrnoStatus("recvmsg", errno);
   ReceivedFds received;
-  received.fds = take_fds(message);  // owned from here on, closed on every error below
+  CODEXD_ASSIGN_OR_RETURN(size_t n, receive_into(socket, buffer, sizeof buffer, 0, &received));
   if (n == 0 && received.fds.empty()) return NotFound("the peer closed the channel without sending");
-  if ((message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || static_cast<size_t>(n) > kMaxPayload) {
-    return InvalidArgument("message or its descriptors truncated");
+  if (n > kMaxPayload) return InvalidArgument("message or its descriptors truncated");
+  received.payload.assign(buffer, n);
+  return received;
+}
+
+Result<ReceivedFds> receive_message_with_fds(int socket, size_t max_bytes) {
+  ssize_t size;
+  do {
+    size = ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+  } while (size < 0 && errno == EINTR);
+  if (size < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("recv: nothing to read yet");
+  if (size < 0) return ErrnoStatus("recv", errno);
+  ReceivedFds received;
+  if (static_cast<size_t>(size) > max_bytes) {
+    // Taken off the socket (a datagram too large would otherwise be peeked forever), with
+    // whatever descriptors it carried closed.
+    char byte;
+    (void)receive_into(socket, &byte, 1, MSG_DONTWAIT, &received);
+    return InvalidArgument("a message of " + std::to_string(size) + " bytes; at most " + std::to_string(max_bytes) + " expected");
   }
-  received.payload.assign(buffer, static_cast<size_t>(n));
+  std::string buffer(static_cast<size_t>(size), '\0');
+  Result<size_t> n = receive_into(socket, buffer.data(), buffer.size(), MSG_DONTWAIT, &received);
+  if (!n.ok()) return n.status();
+  if (*n == 0 && received.fds.empty()) return NotFound("the peer closed the channel");
+  buffer.resize(*n);
+  received.payload = std::move(buffer);
   return received;
 }
 

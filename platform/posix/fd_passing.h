@@ -27,6 +27,8 @@ Result<SocketPair> make_seqpacket_pair();
 // Sends `payload` (non-empty, at most 1 KiB) with `fds` (at most kMaxPassedFds) in one
 // message. Blocks unless the socket is non-blocking (then kUnavailable on EAGAIN).
 Status send_fds(int socket, std::string_view payload, const std::vector<int>& fds);
+// The same for a payload of up to `max_payload` bytes (the exec relay's records).
+Status send_message_with_fds(int socket, std::string_view payload, const std::vector<int>& fds, size_t max_payload);
 
 struct ReceivedFds {
   std::string payload;
@@ -43,5 +45,9 @@ Result<ReceivedFds> receive_fds(int socket);
 // EAGAIN, kNotFound at end of stream, kInvalidArgument when the message exceeds `max_bytes`
 // (it is then left unread).
 Result<std::string> receive_message(int socket, size_t max_bytes);
+// receive_message with the message's descriptors, never blocking (kUnavailable when nothing
+// waits). A message over `max_bytes` is taken off the socket, its descriptors closed, and
+// reported as kInvalidArgument.
+Result<ReceivedFds> receive_message_with_fds(int socket, size_t max_bytes);
 
 }  // namespace codexd::posix

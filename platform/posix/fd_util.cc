@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
@@ -69,13 +70,17 @@ void close_range_or_each(unsigned first, unsigned last) {
 
 }  // namespace
 
-void close_descriptors_from(int first, int keep) {
-  if (keep < first) {
-    close_range_or_each(static_cast<unsigned>(first), ~0U);
-    return;
+void close_descriptors_from(int first, int keep) { close_descriptors_from(first, keep, -1); }
+
+void close_descriptors_from(int first, int keep, int also_keep) {
+  int kept[2] = {std::min(keep, also_keep), std::max(keep, also_keep)};
+  unsigned next = static_cast<unsigned>(first);
+  for (int fd : kept) {
+    if (fd < first || static_cast<unsigned>(fd) < next) continue;
+    if (static_cast<unsigned>(fd) > next) close_range_or_each(next, static_cast<unsigned>(fd - 1));
+    next = static_cast<unsigned>(fd) + 1;
   }
-  if (keep > first) close_range_or_each(static_cast<unsigned>(first), static_cast<unsigned>(keep - 1));
-  close_range_or_each(static_cast<unsigned>(keep + 1), ~0U);
+  close_range_or_each(next, ~0U);
 }
 
 }  // namespace codexd::posix

@@ -25,6 +25,8 @@ Result<UniqueFd> dup_cloexec(int fd);
 // close_range(2) where the kernel has it (one call, whatever the fd limit), else one by one up
 // to the soft RLIMIT_NOFILE.
 void close_descriptors_from(int first, int keep = -1);
+// The same, keeping two (either may be -1).
+void close_descriptors_from(int first, int keep, int also_keep);
 
 // Writes all of `data`, retrying on EINTR/partial writes (blocking fds only).
 Status write_all(int fd, std::string_view data);

@@ -71,6 +71,8 @@ struct SandboxSpec {
   // Exec supervision (docs/sandbox.md "Exec supervision"): every exec inside waits for the
   // daemon's answer. A backend that cannot do it refuses the plan.
   bool supervise_exec = false;
+  // Audit mode of exec supervision: each exec is reported and goes on without waiting.
+  bool exec_audit_only = false;
   // What resolution decided that is worth showing (skipped missing roots, canonicalized
   // symlinks). Informational only.
   std::vector<std::string> notes;
@@ -131,7 +133,7 @@ struct LaunchPlan {
   // SOCK_SEQPACKET Unix socket) as this descriptor number; over it the helper sends its one
   // handover message (sandbox_handover.h). -1: no channel.
   int channel_fd = -1;
-  bool supervises_exec = false;  // the handover carries the exec listener
+  bool supervises_exec = false;  // the handover carries the keeper's exec relay
   // A PTY session under bwrap: the launcher expects a console socket (SOCK_SEQPACKET) as this
   // descriptor number; the helper opens a PTY in the sandbox's own /dev/pts and sends its
   // master over it, so the command's terminal is /dev/pts/N inside (not the host's terminal

@@ -37,7 +37,7 @@ std::string encode_handover(const SandboxHandover& handover) {
   if (handover.proxy) {
     out += " http=" + std::to_string(handover.proxy->http) + " socks=" + std::to_string(handover.proxy->socks);
   }
-  if (handover.exec_listener) out += " exec-listener";
+  if (handover.exec_relay) out += " exec-relay";
   return out;
 }
 
@@ -62,8 +62,8 @@ Result<SandboxHandover> parse_handover(std::string_view payload) {
     handover.proxy = ports;
     i += 2;
   }
-  if (!proxy_only && i < words.size() && words[i] == "exec-listener") {
-    handover.exec_listener = true;
+  if (!proxy_only && i < words.size() && words[i] == "exec-relay") {
+    handover.exec_relay = true;
     ++i;
   }
   if (i != words.size() || (proxy_only && !handover.proxy)) {

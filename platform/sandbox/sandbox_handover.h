@@ -3,10 +3,12 @@
 // for everything, so whoever keeps it for the next daemon (a durable session's shim) keeps it
 // whole without understanding it:
 //
-//   codexd-sandbox/1[ http=P socks=Q][ exec-listener]
+//   codexd-sandbox/1[ http=P socks=Q][ exec-relay]
 //
 // descriptors in that order: the listening HTTP and SOCKS5 proxy sockets (network mode proxy),
-// then the seccomp listener of exec supervision. A sandbox of an older helper sends
+// then the exec relay of exec supervision (the keeper's socket, platform/sandbox/exec_relay.h).
+// Before the relay a sandbox handed over its seccomp listener itself ("exec-listener"): such a
+// handover is refused as malformed. A sandbox of an older helper sends
 // "codexd-proxy/1 http=P socks=Q" with the two sockets; that is still understood.
 #pragma once
 
@@ -22,9 +24,9 @@ namespace codexd::sandbox {
 
 struct SandboxHandover {
   std::optional<ProxyPorts> proxy;  // set: the first two descriptors are the proxy's listeners
-  bool exec_listener = false;       // set: the last descriptor is the seccomp listener
+  bool exec_relay = false;          // set: the last descriptor is the exec relay socket (exec_relay.h)
 
-  size_t descriptor_count() const { return (proxy ? 2 : 0) + (exec_listener ? 1 : 0); }
+  size_t descriptor_count() const { return (proxy ? 2 : 0) + (exec_relay ? 1 : 0); }
 };
 
 std::string encode_handover(const SandboxHandover& handover);

@@ -270,21 +270,25 @@ TEST_F(ExecSupervision, ASessionKeptAcrossARestartIsStillSupervisedByTheNextDaem
   EXPECT_FALSE(exists(marker("forbidden-marker")));
 }
 
-// Under supervision the sandbox's one listener is the daemon's, so no keeper performs chmod
-// and chown. Under bwrap a root command owns the host's device nodes that bwrap binds into
-// /dev: a chmod of /dev/full changed the host's node. Both calls are refused instead (as under
-// Landlock). The host's mode is put back if the refusal failed, so a failure harms no one else.
-TEST_F(ExecSupervision, NoHostDeviceNodeChangesModeOrOwner) {
+// Under supervision the filter's one listener is the keeper's, which relays the execs and
+// still performs chmod and chown: inside the workspace they work (chmod +x, then run it), on
+// the host's device nodes that bwrap binds into /dev (owned by a root command) they are
+// refused. Before the relay the daemon held the listener and no keeper ran: a chmod of
+// /dev/full changed the host's node. The host's mode is put back if the refusal failed.
+TEST_F(ExecSupervision, ChmodWorksInTheWorkspaceAndNoHostDeviceNodeChanges) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root: only root owns the host's device nodes";
   struct stat before;
   ASSERT_EQ(::stat("/dev/full", &before), 0);
-  v1::ExecResult result = script("chmod 600 /dev/full; echo chmod=$?; chown 0:0 /dev/full; echo chown=$?");
+  v1::ExecResult result = script(
+      "chmod 600 /dev/full; echo chmod=$?; chown 0:0 /dev/full; echo chown=$?; "
+      "printf '#!/bin/sh\\necho built\\n' > build.sh; chmod +x build.sh && ./build.sh");
   struct stat after;
   ASSERT_EQ(::stat("/dev/full", &after), 0);
   if ((after.st_mode & 07777) != (before.st_mode & 07777)) ::chmod("/dev/full", before.st_mode & 07777);
   EXPECT_EQ(after.st_mode & 07777, before.st_mode & 07777) << "ESCAPE: the host's /dev/full changed mode";
   EXPECT_THAT(result.output(), HasSubstr("chmod=1"));
   EXPECT_THAT(result.output(), HasSubstr("chown=1"));
+  EXPECT_THAT(result.output(), HasSubstr("built")) << "chmod +x in the workspace under supervision";
 }
 
 // The newest filter's listener hears an exec first: one made inside would answer in the
@@ -395,6 +399,21 @@ TEST_F(ExecSupervisionLandlock, AForbiddenNestedProgramIsRefusedThere) {
   EXPECT_THAT(result.output(), HasSubstr("codexd: refused to run /usr/bin/touch: forbidden by"));
   EXPECT_THAT(result.output(), HasSubstr("rc=126"));
   EXPECT_FALSE(exists(daemon_.workspace() + "/forbidden-marker"));
+}
+
+// The keeper relays the execs and still performs chmod: under Landlock too, chmod +x in the
+// workspace works under supervision (it was refused everywhere while the daemon held the
+// listener), and a nested exec is still seen.
+TEST_F(ExecSupervisionLandlock, ChmodInTheWorkspaceWorksThere) {
+  ASSERT_TRUE(daemon_.started());
+  v1::ExecResult result = agent_.exec_ok(exec_script(
+      daemon_.workspace(),
+      // In the agent's private /tmp: Landlock keeps the workspace's own top level from gaining
+      // entries while its .codex is missing (docs/sandbox.md).
+      "cd \"$TMPDIR\" && printf '#!/bin/sh\\necho built\\n' > build.sh; chmod +x build.sh && ./build.sh"));
+  if (result.has_rejection()) GTEST_SKIP() << result.rejection().message();
+  EXPECT_THAT(result.output(), HasSubstr("built"));
+  EXPECT_EQ(result.exit_code(), 0) << result.output();
 }
 
 class ExecSupervisionAudit : public DaemonTest {

@@ -18,6 +18,8 @@ TEST(HelperConfig, RoundTripsEveryField) {
   config.channel_fd = 3;
   config.block_unix_sockets = true;
   config.supervise_exec = true;
+  config.exec_audit_only = true;
+  config.metadata_keeper = true;
   config.writable = {"/work/ws", "/tmp"};
   config.read_only = {"/work/ws/.git"};
   config.unreadable = {"/root/.ssh"};
@@ -31,6 +33,8 @@ TEST(HelperConfig, RoundTripsEveryField) {
   EXPECT_EQ(parsed->channel_fd, config.channel_fd);
   EXPECT_EQ(parsed->block_unix_sockets, config.block_unix_sockets);
   EXPECT_EQ(parsed->supervise_exec, config.supervise_exec);
+  EXPECT_EQ(parsed->exec_audit_only, config.exec_audit_only);
+  EXPECT_EQ(parsed->metadata_keeper, config.metadata_keeper);
   EXPECT_EQ(parsed->writable, config.writable);
   EXPECT_EQ(parsed->read_only, config.read_only);
   EXPECT_EQ(parsed->unreadable, config.unreadable);
@@ -75,14 +79,21 @@ TEST(HelperConfig, RefusesIncompleteOrUnknownArguments) {
   EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--channel-fd=2", "--", "true"}).ok());
   EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--channel-fd=x", "--", "true"}).ok());
   EXPECT_TRUE(parse_helper_args({"--mode=bwrap", "--network=proxy", "--channel-fd=3", "--", "true"}).ok());
-  // Exec supervision hands its listener over the same channel: required with it, too.
-  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--supervise-exec", "--", "true"}).ok());
-  EXPECT_TRUE(parse_helper_args({"--mode=bwrap", "--network=off", "--supervise-exec", "--channel-fd=3", "--", "true"}).ok());
+  // Exec supervision hands its relay over the same channel: required with it, too; and the
+  // keeper, which relays the execs.
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--supervise-exec", "--metadata-keeper", "--", "true"}).ok());
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--supervise-exec", "--channel-fd=3", "--", "true"}).ok());
+  EXPECT_TRUE(parse_helper_args(
+                  {"--mode=bwrap", "--network=off", "--supervise-exec", "--metadata-keeper", "--channel-fd=3", "--", "true"})
+                  .ok());
+  // Audit mode is a kind of supervision.
+  EXPECT_FALSE(parse_helper_args({"--mode=bwrap", "--network=off", "--exec-audit", "--", "true"}).ok());
 }
 
 TEST(SeccompRules, ExecSupervisionRefusesAListenerMadeInsideAndSaysSoInThePlan) {
   HelperConfig config;
   config.supervise_exec = true;
+  config.metadata_keeper = true;
   bool refused = false;
   for (const SeccompRule& rule : seccomp_rules(config)) refused = refused || std::string(rule.syscall) == "seccomp";
   EXPECT_TRUE(refused);
@@ -90,8 +101,10 @@ TEST(SeccompRules, ExecSupervisionRefusesAListenerMadeInsideAndSaysSoInThePlan) 
   EXPECT_NE(std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("execve, execveat") != std::string::npos; }),
             lines.end());
   config.supervise_exec = false;
+  config.metadata_keeper = false;
   for (const SeccompRule& rule : seccomp_rules(config)) EXPECT_NE(std::string(rule.syscall), "seccomp");
   config.supervise_exec = true;
+  config.metadata_keeper = true;
   EXPECT_TRUE(install_seccomp_filter(config, /*build_only=*/true).ok()) << "the notify rules compile";
 }
 
@@ -221,10 +234,10 @@ TEST(MetadataKeeper, WithoutItLandlockRefusesAndBwrapRefusesTheSetuidBit) {
   EXPECT_EQ(chmod->conditions[0].mask, static_cast<uint64_t>(S_ISUID));
 }
 
-TEST(MetadataKeeper, ExcludesExecSupervisionAndRoundTrips) {
-  EXPECT_FALSE(parse_helper_args({"--mode=landlock", "--network=off", "--channel-fd=3", "--supervise-exec",
-                                  "--metadata-keeper", "--", "sh"})
-                   .ok());
+TEST(MetadataKeeper, RelaysExecSupervisionAndRoundTrips) {
+  EXPECT_TRUE(parse_helper_args({"--mode=landlock", "--network=off", "--channel-fd=3", "--supervise-exec",
+                                 "--metadata-keeper", "--", "sh"})
+                  .ok());
   HelperConfig config;
   config.mode = HelperMode::kBwrap;
   config.init = true;

@@ -32,6 +32,7 @@
 #include "platform/linux/landlock_ruleset.h"
 #include "platform/linux/landlock_sys.h"
 #include "platform/linux/seccomp_filter.h"
+#include "platform/posix/fd_passing.h"
 #include "platform/posix/fd_util.h"
 
 namespace {
@@ -58,6 +59,33 @@ void set_environment(const std::vector<std::string>& entries) {
       fail("setenv", std::strerror(errno));
     }
   }
+}
+
+// Forks the keeper (it relays the execs under supervision, over a pair made here), loads the
+// command's filter and gives its listener to the keeper, then sends the daemon the handover
+// (the proxy's ports, the daemon's end of the exec relay). Returns in the command's process.
+void filter_and_hand_over(const lb::HelperConfig& config, bool own_terminal, lb::OpenedProxyPorts* opened_ports) {
+  codexd::UniqueFd relay_for_daemon;
+  codexd::UniqueFd relay_for_keeper;
+  if (config.supervise_exec) {
+    codexd::Result<codexd::posix::SocketPair> relay = codexd::posix::make_seqpacket_pair();
+    if (!relay.ok()) fail("exec relay", relay.status().to_string());
+    relay_for_daemon = std::move(relay->first);
+    relay_for_keeper = std::move(relay->second);
+  }
+  codexd::UniqueFd keeper_link;
+  if (config.metadata_keeper) {
+    // Returns in the child only; under bwrap the keeper is also the sandbox's init.
+    codexd::Result<codexd::UniqueFd> link = lb::start_metadata_keeper(config, own_terminal, std::move(relay_for_keeper));
+    if (!link.ok()) fail("metadata keeper", link.status().to_string());
+    keeper_link = std::move(link).value();
+  }
+  codexd::UniqueFd keeper_listener;
+  check("seccomp", lb::install_seccomp_filter(config, /*build_only=*/false, config.metadata_keeper ? &keeper_listener : nullptr));
+  if (config.metadata_keeper) {
+    check("metadata keeper", lb::hand_listener_to_keeper(std::move(keeper_link), std::move(keeper_listener)));
+  }
+  if (config.channel_fd >= 0) check("handover", lb::hand_over(config, opened_ports, std::move(relay_for_daemon)));
 }
 
 int self_test(const lb::HelperConfig& config) {
@@ -120,24 +148,7 @@ int main(int argc, char** argv) {
     own_terminal = *console;
   }
 
-  codexd::UniqueFd keeper_link;
-  if (config.metadata_keeper) {
-    // Returns in the child only; under bwrap the keeper is also the sandbox's init.
-    codexd::Result<codexd::UniqueFd> link = lb::start_metadata_keeper(config, own_terminal);
-    if (!link.ok()) fail("metadata keeper", link.status().to_string());
-    keeper_link = std::move(link).value();
-  }
-  codexd::UniqueFd exec_listener;
-  codexd::UniqueFd keeper_listener;
-  check("seccomp", lb::install_seccomp_filter(config, /*build_only=*/false,
-                                              config.metadata_keeper ? &keeper_listener : &exec_listener));
-  if (config.metadata_keeper) {
-    check("metadata keeper", lb::hand_listener_to_keeper(std::move(keeper_link), std::move(keeper_listener)));
-  }
-  if (config.channel_fd >= 0) {
-    check("handover", lb::hand_over(config, opened_ports ? &*opened_ports : nullptr, std::move(exec_listener)));
-  }
-
+  filter_and_hand_over(config, own_terminal, opened_ports ? &*opened_ports : nullptr);
   set_environment(config.deferred_env);
   codexd::posix::close_descriptors_from(3);
 

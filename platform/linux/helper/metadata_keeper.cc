@@ -13,9 +13,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "platform/linux/helper/exec_forwarder.h"
 #include "platform/linux/landlock_sys.h"
 #include "platform/linux/writable_scope.h"
 #include "platform/linux/helper/run_command.h"
@@ -142,10 +144,23 @@ int perform(int listener, const seccomp_notif& notification, const WritableScope
   return apply(call, scope, target.get());
 }
 
-void serve_one(int listener, const WritableScope& scope) {
+void serve_one(int listener, const WritableScope& scope, ExecForwarder* execs) {
   seccomp_notif notification;
   std::memset(&notification, 0, sizeof notification);
   if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &notification) != 0) return;  // gone already, or EINTR
+  if (is_exec_notification(notification)) {
+    if (execs != nullptr) {
+      execs->on_exec(listener, notification);
+      return;
+    }
+    // Not supervised, so the filter has no exec rule: nothing to do but let it go on.
+    seccomp_notif_resp go_on;
+    std::memset(&go_on, 0, sizeof go_on);
+    go_on.id = notification.id;
+    go_on.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &go_on);
+    return;
+  }
   const int result = perform(listener, notification, scope);
   if (result == kGone) return;
   seccomp_notif_resp response;
@@ -156,12 +171,12 @@ void serve_one(int listener, const WritableScope& scope) {
   (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &response);
 }
 
-[[noreturn]] void keep(pid_t child, UniqueFd link, const HelperConfig& config) {
+[[noreturn]] void keep(pid_t child, UniqueFd link, const HelperConfig& config, UniqueFd exec_relay) {
   // The command shares the keeper's uid and Landlock domain: not dumpable, the keeper's /proc
   // entries (its descriptors, its memory) are closed to it.
   ::prctl(PR_SET_DUMPABLE, 0);
   // The proxy ports, the channel and the like are the command's to hand over, not the keeper's.
-  posix::close_descriptors_from(3, link.get());
+  posix::close_descriptors_from(3, link.get(), exec_relay.get());
   const WritableScope scope(config.writable, config.read_only);
   // The keeper reads what the command hands it: it keeps the command's rules except chmod and
   // chown, and may exec nothing. Rather than an unfiltered process in the sandbox, none at all.
@@ -180,9 +195,16 @@ void serve_one(int listener, const WritableScope& scope) {
     if (::write(link.get(), "k", 1) != 1) ::kill(child, SIGKILL);
   }
   link.reset();
+  std::optional<ExecForwarder> execs;
+  if (exec_relay) execs.emplace(std::move(exec_relay), config.exec_audit_only);
   Supervision supervision;
   supervision.listener = listener.get();
-  supervision.serve = [&scope](int fd) { serve_one(fd, scope); };
+  supervision.serve = [&scope, &execs](int fd) { serve_one(fd, scope, execs ? &*execs : nullptr); };
+  if (execs) {
+    supervision.relay = execs->relay();
+    supervision.relay_events = [&execs] { return execs->wanted_events(); };
+    supervision.on_relay = [&execs, fd = listener.get()](short revents) { execs->on_relay(fd, revents); };
+  }
   supervision.reraise = !config.init;  // pid 1 cannot die of its own signal
   supervise_command(child, supervision);
 }
@@ -203,7 +225,7 @@ Status scope_signals_to_command(const HelperConfig& config) {
 
 }  // namespace
 
-Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal) {
+Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal, UniqueFd exec_relay) {
   CODEXD_ASSIGN_OR_RETURN(posix::SocketPair link, posix::make_seqpacket_pair());
   const pid_t keeper = ::getpid();
   const pid_t child = fork_command(own_terminal);
@@ -216,10 +238,11 @@ Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_term
       ::_exit(kSetupFailed);
     }
     link.first.reset();
+    exec_relay.reset();
     return std::move(link.second);
   }
   link.second.reset();
-  keep(child, std::move(link.first), config);
+  keep(child, std::move(link.first), config, std::move(exec_relay));
 }
 
 Status hand_listener_to_keeper(UniqueFd link, UniqueFd listener) {

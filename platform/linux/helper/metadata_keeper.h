@@ -12,6 +12,9 @@
 // capabilities, so a change it makes is one the command could make under bwrap. It stays the
 // session's process: it forwards kForwardedSignals to the command's group and exits with the
 // command's status (dying of the same signal); the command dies with it (PR_SET_PDEATHSIG).
+//
+// Under exec supervision the same listener also gets every execve/execveat (a filter chain
+// has one listener): the keeper relays them to the daemon (helper/exec_forwarder.h).
 #pragma once
 
 #include "base/status.h"
@@ -22,8 +25,9 @@ namespace codexd::sandbox::linux_backend {
 
 // Forks (fork_command, `own_terminal` as there). Returns only in the child, in a process group
 // or session of its own, with its end of the link to the keeper. The parent becomes the keeper
-// and never returns; under bwrap (config.init) it is the sandbox's init as well.
-Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal);
+// and never returns; under bwrap (config.init) it is the sandbox's init as well. `exec_relay`
+// (exec supervision, else invalid): the keeper's end of the exec relay; the child closes it.
+Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal, UniqueFd exec_relay);
 
 // In the child, once its filter is loaded: sends the filter's listener to the keeper, waits
 // until the keeper has its own filter and the listener, and closes both (the command must hold

@@ -47,7 +47,7 @@ Result<OpenedProxyPorts> open_proxy_ports(const HelperConfig& config) {
   return opened;
 }
 
-Status hand_over(const HelperConfig& config, OpenedProxyPorts* ports, UniqueFd exec_listener) {
+Status hand_over(const HelperConfig& config, OpenedProxyPorts* ports, UniqueFd exec_relay) {
   UniqueFd channel(config.channel_fd);
   SandboxHandover handover;
   std::vector<int> fds;
@@ -55,9 +55,9 @@ Status hand_over(const HelperConfig& config, OpenedProxyPorts* ports, UniqueFd e
     handover.proxy = ports->ports;
     fds = {ports->http.get(), ports->socks.get()};
   }
-  if (exec_listener.valid()) {
-    handover.exec_listener = true;
-    fds.push_back(exec_listener.get());
+  if (exec_relay.valid()) {
+    handover.exec_relay = true;
+    fds.push_back(exec_relay.get());
   }
   CODEXD_RETURN_IF_ERROR(posix::send_fds(channel.get(), encode_handover(handover), fds));
   if (ports != nullptr) {

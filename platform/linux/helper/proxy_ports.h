@@ -21,9 +21,10 @@ struct OpenedProxyPorts {
 Result<OpenedProxyPorts> open_proxy_ports(const HelperConfig& config);
 
 // Sends the sandbox's one handover message (platform/sandbox/sandbox_handover.h) over
-// config.channel_fd: the proxy's sockets (when `ports`), then the exec listener (when valid),
-// and closes them and the channel: from here on only the daemon accepts on the ports and
-// answers the execs, so the command can neither take them over nor reach the channel.
-Status hand_over(const HelperConfig& config, OpenedProxyPorts* ports, UniqueFd exec_listener);
+// config.channel_fd: the proxy's sockets (when `ports`), then the daemon's end of the keeper's
+// exec relay (when valid), and closes them and the channel: from here on only the daemon
+// accepts on the ports and decides the execs, so the command can neither take them over nor
+// reach the channel.
+Status hand_over(const HelperConfig& config, OpenedProxyPorts* ports, UniqueFd exec_relay);
 
 }  // namespace codexd::sandbox::linux_backend

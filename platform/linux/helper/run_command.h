@@ -32,6 +32,10 @@ pid_t fork_command(bool own_terminal);
 struct Supervision {
   int listener = -1;                   // served with `serve` whenever readable; -1: none
   std::function<void(int)> serve;
+  // The exec relay (exec supervision): polled for `relay_events()`, handed what came.
+  int relay = -1;
+  std::function<short()> relay_events;
+  std::function<void(short)> on_relay;
   // Die of the signal that killed the command (a plain parent). pid 1 cannot die of a signal it
   // handles, so the init exits 128+N instead.
   bool reraise = false;

@@ -1,0 +1,53 @@
+// The keeper's half of exec supervision (docs/sandbox.md §4b): the sandbox filter's one
+// seccomp listener is the keeper's, so each execve/execveat notification reaches it. It reads
+// what the process asks to run (its path, argv and cwd, through /proc as the sandbox sees
+// them), sends the daemon an ExecRecord with the process's pidfd over the exec relay
+// (platform/sandbox/exec_relay.h), and answers the wait when the daemon's verdict comes, or at
+// once in audit mode. A record the relay cannot take yet is queued; without a daemon that
+// will ever read (the relay closed), enforce refuses and audit lets go.
+#pragma once
+
+#include <linux/seccomp.h>
+
+#include <deque>
+#include <set>
+#include <string>
+
+#include "base/unique_fd.h"
+
+namespace codexd::sandbox::linux_backend {
+
+class ExecForwarder {
+ public:
+  // `relay`: the keeper's end of the exec relay (made non-blocking here).
+  ExecForwarder(UniqueFd relay, bool audit_only);
+
+  int relay() const { return relay_.get(); }
+  // Poll events the relay needs now: POLLIN, plus POLLOUT while records wait to be sent.
+  short wanted_events() const;
+  // An execve or execveat notification just received from `listener`.
+  void on_exec(int listener, const seccomp_notif& notification);
+  // The relay is readable (verdicts, or the daemon's side closed) or writable.
+  void on_relay(int listener, short revents);
+
+ private:
+  struct Queued {
+    std::string payload;
+    UniqueFd pidfd;
+  };
+  bool send(const std::string& payload, int pidfd);
+  void flush();
+  void read_verdicts(int listener);
+  void relay_closed(int listener);
+
+  UniqueFd relay_;
+  bool audit_only_;
+  bool closed_ = false;
+  std::deque<Queued> queued_;
+  std::set<uint64_t> waiting_;  // enforce: ids whose process waits for a verdict
+};
+
+// True for the notifications ExecForwarder takes.
+bool is_exec_notification(const seccomp_notif& notification);
+
+}  // namespace codexd::sandbox::linux_backend
