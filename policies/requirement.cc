@@ -24,12 +24,10 @@ Decision heuristic_decision(const std::vector<std::string>& argv, const ExecRequ
   return r.sandbox_override_requested ? Decision::kPrompt : Decision::kAllow;
 }
 
-std::string render(const std::vector<std::string>& argv) { return shlex_join(argv); }
-
 // One segment: the policy's rules decide it, else the heuristics (recorded as one
 // heuristic match so callers can show what was looked at).
-SegmentAssessment assess_segment(const Policy& policy, const std::vector<std::string>& command,
-                                 const MatchOptions& options, const ExecRequest& request, bool complex) {
+SegmentAssessment assess_segment(const Policy& policy, const SharedArgv& command, const MatchOptions& options,
+                                 const ExecRequest& request, bool complex) {
   SegmentAssessment seg;
   seg.argv = command;
   Evaluation e = policy.check(command, options);
@@ -94,13 +92,13 @@ void set_forbidden(ExecRequirement& out, const ExecRequest& request) {
       justification = m.justification;
     }
   }
-  std::string command_text = render(request.argv);
+  const std::string command_text = command_for_reason(request.argv);
   if (justification) {
-    out.reason = "`" + command_text + "` rejected: " + *justification;
+    out.reason = command_text + " rejected: " + *justification;
   } else if (longest > 0) {
-    out.reason = "`" + command_text + "` rejected: blocked by policy";
+    out.reason = command_text + " rejected: blocked by policy";
   } else {
-    out.reason = "`" + command_text + "` rejected: command is dangerous and approval is disabled";
+    out.reason = command_text + " rejected: command is dangerous and approval is disabled";
   }
 }
 
@@ -145,9 +143,8 @@ void set_prompt(ExecRequirement& out, const ExecRequest& request, bool prompt_fr
   for (const RuleMatch& m : out.matched_rules) {
     if (m.decision == Decision::kPrompt && !m.heuristic && m.justification) justification = m.justification;
   }
-  std::string command_text = render(request.argv);
-  out.reason = justification ? "`" + command_text + "` requires approval: " + *justification
-                             : "`" + command_text + "` requires approval";
+  const std::string command_text = command_for_reason(request.argv);
+  out.reason = justification ? command_text + " requires approval: " + *justification : command_text + " requires approval";
 }
 
 }  // namespace
@@ -197,19 +194,41 @@ bool is_banned_prefix(const std::vector<std::string>& prefix) {
   return std::find(kBanned.begin(), kBanned.end(), prefix) != kBanned.end();
 }
 
-std::vector<std::vector<std::string>> commands_for_exec_policy(const std::vector<std::string>& argv,
-                                                               bool* used_complex_parsing) {
+std::vector<SharedArgv> commands_for_exec_policy(const SharedArgv& argv, bool* used_complex_parsing) {
   *used_complex_parsing = false;
   if (auto shell = extract_shell_command(argv)) {
-    if (auto commands = parse_commands_for_exec_policy(shell->script)) return *commands;
+    if (auto commands = parse_commands_for_exec_policy(shell->script)) {
+      return std::vector<SharedArgv>(std::make_move_iterator(commands->begin()), std::make_move_iterator(commands->end()));
+    }
   }
   return {argv};
+}
+
+std::string command_for_reason(const std::vector<std::string>& argv) {
+  // shlex_join's rendering, of which at most one byte more than can be shown is kept.
+  std::string rendering;
+  size_t total = 0;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string quoted = shlex_quote(argv[i]);
+    if (i > 0) {
+      ++total;
+      if (rendering.size() <= kReasonCommandBytes) rendering += ' ';
+    }
+    total += quoted.size();
+    if (rendering.size() <= kReasonCommandBytes) rendering.append(quoted, 0, kReasonCommandBytes + 1 - rendering.size());
+  }
+  if (total <= kReasonCommandBytes) return "`" + rendering + "`";
+  // rendering[cut] is the first byte left out: never the middle of a UTF-8 character.
+  size_t cut = kReasonCommandBytes;
+  while (cut > 0 && (static_cast<unsigned char>(rendering[cut]) & 0xC0) == 0x80) --cut;
+  rendering.resize(cut);
+  return "`" + rendering + "…` (" + std::to_string(total) + " bytes, shown in part)";
 }
 
 ExecRequirement assess_exec(const Policy& policy, const ExecRequest& request) {
   ExecRequirement out;
   bool complex = false;
-  std::vector<std::vector<std::string>> commands = commands_for_exec_policy(request.argv, &complex);
+  std::vector<SharedArgv> commands = commands_for_exec_policy(request.argv, &complex);
   MatchOptions options;
   options.resolve_host_executables = true;  // exec always resolves host executables
   options.cwd = request.cwd;

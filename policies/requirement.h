@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/shared_argv.h"
 #include "policies/policy.h"
 
 namespace codexd::policy {
@@ -24,7 +25,7 @@ struct ApprovalPolicy {
 enum class FilesystemPolicyKind { kRestricted, kUnrestricted, kExternal };
 
 struct ExecRequest {
-  std::vector<std::string> argv;
+  SharedArgv argv;  // the caller's command, shared (segments and matches point into it, not copy it)
   ApprovalPolicy approval;
   FilesystemPolicyKind filesystem = FilesystemPolicyKind::kRestricted;
   bool sandbox_override_requested = false;  // require_escalated or with_additional_permissions
@@ -34,7 +35,7 @@ struct ExecRequest {
 };
 
 struct SegmentAssessment {
-  std::vector<std::string> argv;
+  SharedArgv argv;  // the request's own argv when it is not a shell script
   Decision decision = Decision::kAllow;
   std::vector<RuleMatch> matches;  // rule matches, or one heuristic match when no rule matched
   bool matched_rule = false;
@@ -44,16 +45,25 @@ struct ExecRequirement {
   enum class Kind { kSkip, kNeedsApproval, kForbidden };
   Kind kind = Kind::kSkip;
   bool bypass_sandbox = false;  // kSkip: every segment matched an explicit allow rule
-  std::string reason;           // kNeedsApproval / kForbidden
-  std::optional<std::vector<std::string>> proposed_amendment;  // allow prefix_rule to offer
+  // kNeedsApproval / kForbidden. Quotes the command, in part when it is long
+  // (command_for_reason): the whole of a 1 MB command is in the request, not here again.
+  std::string reason;
+  std::optional<SharedArgv> proposed_amendment;  // allow prefix_rule to offer
   std::vector<SegmentAssessment> segments;
   std::vector<RuleMatch> matched_rules;  // all segments' matches, in order
 };
 
 // The commands the policy looks at: the plain commands of a bash/zsh/sh -c|-lc script
 // (exec-policy variant), or argv itself.
-std::vector<std::vector<std::string>> commands_for_exec_policy(const std::vector<std::string>& argv,
-                                                               bool* used_complex_parsing);
+// argv itself is shared, not copied.
+std::vector<SharedArgv> commands_for_exec_policy(const SharedArgv& argv, bool* used_complex_parsing);
+
+// The command as a reason text quotes it: "`" + shlex_join(argv) + "`" when the rendering is
+// at most kReasonCommandBytes; else "`" + its first kReasonCommandBytes or fewer (cut at a
+// UTF-8 character boundary) + "…` (N bytes, shown in part)", N the whole rendering's size, so
+// that no reader takes the part for the whole (reviewers get the argv itself as well).
+inline constexpr size_t kReasonCommandBytes = 4096;
+std::string command_for_reason(const std::vector<std::string>& argv);
 
 ExecRequirement assess_exec(const Policy& policy, const ExecRequest& request);
 

@@ -34,7 +34,7 @@ std::optional<RuleMatch> match_rule(const PrefixRule& rule, const std::vector<st
     }
   }
   RuleMatch m;
-  m.matched_prefix.assign(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(rule.length()));
+  m.matched_prefix = std::vector<std::string>(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(rule.length()));
   m.decision = rule.decision;
   m.justification = rule.justification;
   m.source = rule.source;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/shared_argv.h"
 #include "policies/decision.h"
 
 namespace codexd::policy {
@@ -29,7 +30,9 @@ struct PrefixRule {
 };
 
 struct RuleMatch {
-  std::vector<std::string> matched_prefix;
+  // The words a rule matched (its length); for a heuristic match the whole segment, shared with
+  // the segment's own argv rather than copied.
+  SharedArgv matched_prefix;
   Decision decision = Decision::kAllow;
   std::optional<std::string> resolved_program;
   std::optional<std::string> justification;

@@ -74,7 +74,7 @@ json ticket_json(const ApprovalTicket& t) {
   j["id"] = t.id;
   j["uid"] = t.requester_uid;
   j["agent_id"] = t.agent_id;
-  j["argv"] = t.argv;
+  j["argv"] = t.argv.words();
   j["cmd"] = t.cmd;
   j["workdir"] = t.workdir;
   j["reason"] = {{"kind", reason_kind_name(t.reason.kind)},
@@ -83,7 +83,7 @@ json ticket_json(const ApprovalTicket& t) {
   json rules = json::array();
   for (const auto& m : t.matched_rules) {
     json r;
-    r["matched_prefix"] = m.matched_prefix;
+    r["matched_prefix"] = m.matched_prefix.words();
     r["decision"] = policy_decision_name(m.decision);
     if (m.resolved_program) r["resolved_program"] = *m.resolved_program;
     if (m.justification) r["justification"] = *m.justification;
@@ -103,7 +103,7 @@ json ticket_json(const ApprovalTicket& t) {
   j["turn_id"] = t.turn_id;
   j["call_id"] = t.call_id;
   j["tty"] = t.tty;
-  j["proposed_amendment"] = t.proposed_amendment;
+  j["proposed_amendment"] = t.proposed_amendment.words();
   j["attempt"] = t.attempt;
   return j;
 }
@@ -126,6 +126,14 @@ const json& object_field(const json& j, const char* name) {
   return *it;
 }
 
+// A heuristic match and an amendment are often the whole command: read back, they share the
+// ticket's argv again rather than each keeping a copy (issue 19 item 5).
+SharedArgv words_of(const json& j, const char* name, const SharedArgv& argv) {
+  auto words = field<std::vector<std::string>>(j, name);
+  if (!argv.empty() && words == argv.words()) return argv;
+  return words;
+}
+
 ApprovalTicket ticket_from(const json& j) {
   if (!j.is_object()) throw Malformed{"an approval is not an object"};
   ApprovalTicket t;
@@ -145,7 +153,7 @@ ApprovalTicket ticket_from(const json& j) {
   for (const auto& r : *rules) {
     if (!r.is_object()) throw Malformed{"a matched rule is not an object"};
     policy::RuleMatch m;
-    m.matched_prefix = field<std::vector<std::string>>(r, "matched_prefix");
+    m.matched_prefix = words_of(r, "matched_prefix", t.argv);
     auto decision = policy::parse_decision(field<std::string>(r, "decision"));
     if (!decision) throw Malformed{"unknown rule decision"};
     m.decision = *decision;
@@ -169,7 +177,7 @@ ApprovalTicket ticket_from(const json& j) {
   t.turn_id = field<std::string>(j, "turn_id");
   t.call_id = field<std::string>(j, "call_id");
   t.tty = field<bool>(j, "tty");
-  t.proposed_amendment = field<std::vector<std::string>>(j, "proposed_amendment");
+  t.proposed_amendment = words_of(j, "proposed_amendment", t.argv);
   t.attempt = field<unsigned>(j, "attempt");
   return t;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/shared_argv.h"
 #include "platform/sandbox/sandbox.h"
 #include "policies/rule.h"
 
@@ -53,7 +54,7 @@ struct ApprovalTicket {
   std::string id;
   uid_t requester_uid = 0;
   std::string agent_id;
-  std::vector<std::string> argv;
+  SharedArgv argv;  // the plan's own (ExecRequest::argv), not a copy
   std::string cmd;
   std::string workdir;
   ApprovalReason reason;
@@ -64,7 +65,7 @@ struct ApprovalTicket {
   std::string turn_id;
   std::string call_id;
   bool tty = false;
-  std::vector<std::string> proposed_amendment;
+  SharedArgv proposed_amendment;  // the assessment's (often the argv itself); empty: none
   unsigned attempt = 1;
   std::optional<NetworkAccessText> network;  // reason kNetwork only
   std::optional<NestedExecText> nested;      // a nested exec's approval

@@ -56,11 +56,9 @@ std::shared_ptr<CallHandle> CommandRunner::exec_command(ExecRequest request, uin
   auto call = std::make_shared<CallState>();
   // The large parts go to the plan alone; every other field is copied (small).
   auto argv = std::move(request.argv);
-  auto script = std::move(request.script);
   auto env = std::move(request.env);
   ExecRequest whole = request;
   whole.argv = std::move(argv);
-  whole.script = std::move(script);
   whole.env = std::move(env);
   call->request = std::move(request);
   call->yield_ms = yield_ms;

@@ -52,7 +52,6 @@ struct ExecPlan {
   double approval_wait_ms = 0;
   std::optional<uid_t> reviewer_uid;       // who answered that question (audit), if anyone did
   std::string reviewer_agent;
-  std::vector<std::string> approval_cache_keys;
   sandbox::SandboxSpec sandbox_spec;
   Confinement confinement = Confinement::kSandboxed;
   sandbox::Backend backend = sandbox::Backend::kNone;  // what runs this attempt

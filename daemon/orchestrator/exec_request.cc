@@ -22,7 +22,7 @@ const char* rejection_reason_name(Rejection::Reason reason) {
 }
 
 std::string rejection_model_text(const ExecRequest& request, const Rejection& rejection) {
-  const std::string what = request.script ? *request.script : shell_join(request.argv);
+  const std::string what = request.script() ? *request.script() : shell_join(request.argv);
   const std::string tool = request.tool == Tool::kUnifiedExec ? "exec_command" : "shell_command";
   switch (rejection.reason) {
     case Rejection::Reason::kForbiddenByPolicy:

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/shared_argv.h"
 #include "platform/limits/limits.h"
 
 namespace codexd::orchestrator {
@@ -30,8 +31,12 @@ enum class Tool {
 
 struct ExecRequest {
   Tool tool = Tool::kUnifiedExec;
-  std::vector<std::string> argv;        // what runs: [shell, -lc|-c, script] or the argv given
-  std::optional<std::string> script;    // the `cmd` text when the request used cmd
+  // What runs: [shell, -lc|-c, script] or the argv given. One buffer that the plan's policy
+  // assessment and an approval's ticket share (issue 19 item 5).
+  SharedArgv argv;
+  // The request used `cmd`: argv is [shell, -lc|-c, cmd], and script() is that cmd (argv's
+  // own word, not a second copy of it).
+  bool from_cmd = false;
   std::string workdir;                  // absolute
   bool tty = false;
   unsigned short rows = 24;
@@ -47,6 +52,9 @@ struct ExecRequest {
   Caller caller;
   // The request's own limits (validated against its agent's budget), over limits.* defaults.
   limits::ResourceLimits limits;
+
+  // The `cmd` text when the request used cmd, else null.
+  const std::string* script() const { return from_cmd && argv.size() == 3 ? &argv[2] : nullptr; }
 };
 
 // Why nothing ran. A normal result for the caller, not an RPC error.

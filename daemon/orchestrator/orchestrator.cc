@@ -49,7 +49,7 @@ ApprovalTicket Orchestrator::ticket_for(const ExecPlan& plan, ApprovalReason rea
   t.requester_uid = plan.request.caller.uid;
   t.agent_id = plan.request.caller.agent_id;
   t.argv = plan.request.argv;
-  t.cmd = plan.request.script.value_or("");
+  t.cmd = plan.request.script() ? *plan.request.script() : std::string();
   t.workdir = plan.request.workdir;
   t.reason = std::move(reason);
   t.matched_rules = plan.requirement.matched_rules;
@@ -99,12 +99,13 @@ std::optional<Orchestrator::Stop> Orchestrator::resolve_and_assess(ExecPlan& pla
     return Stop{Status::Ok(), Rejection{Rejection::Reason::kForbiddenByPolicy, plan.requirement.reason,
                                         first_justification(plan.requirement, policy::Decision::kForbidden)}};
   }
-  plan.approval_cache_keys = approval_cache_keys(req, plan.escalates());
   return std::nullopt;
 }
 
 bool Orchestrator::approved_for_session(const ExecPlan& plan) const {
-  for (const auto& key : plan.approval_cache_keys) {
+  // The keys are made when asked for, not kept in the plan: each holds the whole command, and
+  // a plan may wait for a reviewer for long (issue 19 item 5).
+  for (const auto& key : approval_cache_keys(plan.request, plan.escalates())) {
     if (!deps_.cache->is_approved(plan.request.caller.uid, plan.request.caller.agent_id, key)) return false;
   }
   return true;
@@ -187,7 +188,9 @@ void Orchestrator::ask_reviewer(Draft plan, ApprovalReason reason, const std::sh
 void Orchestrator::record_approval(ExecPlan& plan, ReviewDecision decision, std::function<void()> then) {
   plan.review = review_outcome_of(decision);
   if (decision == ReviewDecision::kApprovedForSession) {
-    for (const auto& k : plan.approval_cache_keys) deps_.cache->approve(plan.request.caller.uid, plan.request.caller.agent_id, k);
+    for (const auto& k : approval_cache_keys(plan.request, plan.escalates())) {
+      deps_.cache->approve(plan.request.caller.uid, plan.request.caller.agent_id, k);
+    }
   }
   if (decision == ReviewDecision::kApprovedWithAmendment) {
     const auto& amendment = plan.requirement.proposed_amendment;

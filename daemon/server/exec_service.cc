@@ -36,6 +36,15 @@ void fill_trace(int session_id, const orchestrator::ExecTrace& trace, v1::GetTra
   }
 }
 
+// The command, once validated, is the plan's alone: the parsed request (which the raw handler
+// keeps until the call ends, maybe long after, waiting for a reviewer) lets its copy go.
+// (clear_argv and clear_cmd would keep the strings' memory for reuse: swapped out, it is freed.)
+template <typename Request>
+void release_command(Request& request) {
+  google::protobuf::RepeatedPtrField<std::string>().Swap(request.mutable_argv());
+  std::string().swap(*request.mutable_cmd());
+}
+
 uint32_t max_tokens(bool has, uint32_t value) { return has ? value : exec::kDefaultMaxOutputTokens; }
 
 // The engine's answer to a waiting WriteStdin or Poll, for the call if it is still there.
@@ -103,7 +112,12 @@ grpc::ServerUnaryReactor* ExecService::ExecCommand(grpc::CallbackServerContext* 
   const uint32_t yield = exec::clamp_exec_yield_ms(request->has_yield_time_ms() ? std::optional(request->yield_time_ms()) : std::nullopt);
   const uint32_t tokens = max_tokens(request->has_max_output_tokens(), request->max_output_tokens());
   return start_command<v1::ExecResult>(
-      core_, deps_, ctx, response, [&](const orchestrator::Caller& c) { return validate_exec_command(*request, *deps_.config, c.agent_id); },
+      core_, deps_, ctx, response,
+      [&](const orchestrator::Caller& c) {
+        auto validated = validate_exec_command(*request, *deps_.config, c.agent_id);
+        release_command(owned_request(request));
+        return validated;
+      },
       [this, yield, tokens](orchestrator::ExecRequest req, orchestrator::CommandRunner::Done done) {
         return deps_.runner->exec_command(std::move(req), yield, tokens, std::move(done));
       },
@@ -113,7 +127,12 @@ grpc::ServerUnaryReactor* ExecService::ExecCommand(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* ExecService::RunCommand(grpc::CallbackServerContext* ctx, const v1::RunCommandRequest* request,
                                                   v1::RunCommandResponse* response) {
   return start_command<v1::RunCommandResponse>(
-      core_, deps_, ctx, response, [&](const orchestrator::Caller& c) { return validate_run_command(*request, *deps_.config, c.agent_id); },
+      core_, deps_, ctx, response,
+      [&](const orchestrator::Caller& c) {
+        auto validated = validate_run_command(*request, *deps_.config, c.agent_id);
+        release_command(owned_request(request));
+        return validated;
+      },
       [this](orchestrator::ExecRequest req, orchestrator::CommandRunner::Done done) {
         return deps_.runner->run_command(std::move(req), std::move(done));
       },

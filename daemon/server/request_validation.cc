@@ -117,7 +117,7 @@ Result<orchestrator::ExecRequest> validate_common(const Req& request, const conf
       return InvalidArgument("login shell is disabled by config; omit `login` or set it to false.");
     }
     out.argv = {shell, login ? "-lc" : "-c", request.cmd()};
-    out.script = request.cmd();
+    out.from_cmd = true;
   } else {
     if (!request.shell().empty()) return InvalidArgument("`shell` applies only to `cmd`; remove it or use `cmd`");
     if (request.has_login()) return InvalidArgument("`login` applies only to `cmd`; remove it or use `cmd`");

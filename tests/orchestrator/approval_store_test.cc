@@ -131,6 +131,30 @@ TEST(ApprovalStateFormat, RoundTripsEveryField) {
   EXPECT_EQ(parsed->grants[0].keys, state.grants[0].keys);
 }
 
+// A heuristic approval's match and amendment are its whole command: read back, they share the
+// ticket's argv again (one copy per restored approval, as per pending one; issue 19 item 5).
+TEST(ApprovalStateFormat, AWholeCommandMatchAndAmendmentShareTheArgvWhenReadBack) {
+  ApprovalTicket heuristic = full_ticket();
+  heuristic.matched_rules[0].matched_prefix = heuristic.argv;
+  heuristic.matched_rules[0].heuristic = true;
+  heuristic.proposed_amendment = heuristic.argv;
+  StoredState state;
+  state.approvals.push_back({heuristic, std::nullopt, std::nullopt});
+  auto parsed = parse_approval_state(serialize_approval_state(state));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  const ApprovalTicket& t = parsed->approvals[0].ticket;
+  EXPECT_EQ(t.argv, heuristic.argv);
+  EXPECT_TRUE(t.matched_rules[0].matched_prefix.shares(t.argv));
+  EXPECT_TRUE(t.proposed_amendment.shares(t.argv));
+  // A shorter prefix is its own.
+  ApprovalTicket rule = full_ticket();
+  state.approvals = {{rule, std::nullopt, std::nullopt}};
+  parsed = parse_approval_state(serialize_approval_state(state));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->approvals[0].ticket.proposed_amendment, (std::vector<std::string>{"mkdir", "-p"}));
+  EXPECT_FALSE(parsed->approvals[0].ticket.proposed_amendment.shares(parsed->approvals[0].ticket.argv));
+}
+
 TEST(ApprovalStateFormat, RejectsMalformedFilesWithAReason) {
   const std::string good = serialize_approval_state({{{full_ticket(), std::nullopt, std::nullopt}}, {}});
   struct Case {

@@ -121,6 +121,50 @@ TEST(Admission, ApprovalAloneNeverLiftsTheSandbox) {
   EXPECT_EQ(a.get().plan->backend, sandbox::Backend::kLinuxBwrap);
 }
 
+// Issue 19 item 5: a pending approval holds its command once. The plan's request, the policy's
+// assessment (segment, heuristic match, proposed amendment), the reviewers' ticket and the
+// event that hands them the ticket all point at the buffer the request came with, and the
+// reason quotes a long command only in part. (A copy anywhere was a megabyte per pending
+// request of a 1 MB argv.)
+TEST(Admission, APendingApprovalHoldsOneCopyOfTheCommand) {
+  Harness h(with("untrusted"));
+  std::vector<std::string> words{"mkdir"};
+  for (int i = 0; i < 100; ++i) words.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
+  ExecRequest request = h.request(words);
+  const SharedArgv asked = request.argv;
+  std::vector<const ApprovalTicket*> added;
+  h.broker->watch(::geteuid(), [&](const ApprovalEvent& e) {
+    if (e.kind == ApprovalEvent::Kind::kAdded) added.push_back(e.ticket);
+  });
+  auto a = h.admit(std::move(request));
+  ASSERT_FALSE(a.done());
+  const auto refs = h.broker->pending_refs_for(::geteuid());
+  ASSERT_EQ(refs.size(), 1u);
+  const ApprovalTicket& ticket = *refs[0];
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0], &ticket) << "reviewers are handed the broker's own ticket";
+  EXPECT_TRUE(ticket.argv.shares(asked));
+  ASSERT_EQ(ticket.matched_rules.size(), 1u);
+  EXPECT_TRUE(ticket.matched_rules[0].heuristic);
+  EXPECT_TRUE(ticket.matched_rules[0].matched_prefix.shares(asked));
+  EXPECT_TRUE(ticket.proposed_amendment.shares(asked));
+  EXPECT_LT(ticket.reason.message.size(), 2 * policy::kReasonCommandBytes);
+  EXPECT_THAT(ticket.reason.message, HasSubstr("bytes, shown in part) requires approval"));
+
+  const std::string id = ticket.id;
+  ASSERT_TRUE(h.answer(id, ReviewDecision::kApproved).ok());
+  ASSERT_TRUE(a.done());
+  ASSERT_FALSE(a.get().rejection);
+  const ExecPlan& plan = *a.get().plan;
+  EXPECT_TRUE(plan.request.argv.shares(asked));
+  ASSERT_EQ(plan.requirement.segments.size(), 1u);
+  EXPECT_TRUE(plan.requirement.segments[0].argv.shares(asked));
+  EXPECT_TRUE(plan.requirement.matched_rules[0].matched_prefix.shares(asked));
+  ASSERT_TRUE(plan.requirement.proposed_amendment);
+  EXPECT_TRUE(plan.requirement.proposed_amendment->shares(asked));
+  EXPECT_EQ(plan.launch.argv.back(), words.back()) << "what runs is the command as asked";
+}
+
 TEST(Admission, APromptRuleShowsTheRuleAndItsJustification) {
   Harness h(with("on-request"));
   auto a = h.admit(h.request({"git", "push", "origin"}));
@@ -584,7 +628,7 @@ TEST(Retry, RetryTimeoutAndAbandonAreRejections) {
 TEST(RejectionText, EachReasonReadsDifferentlyAndSaysNothingRan) {
   ExecRequest req;
   req.argv = {"bash", "-lc", "make deploy"};
-  req.script = "make deploy";
+  req.from_cmd = true;
   const std::vector<Rejection> rejections = {
       {Reason::kForbiddenByPolicy, "blocked", "deploys are manual"},
       {Reason::kDeniedByReviewer, "", ""},

@@ -111,6 +111,56 @@ TEST(Requirement, Amendments) {
   EXPECT_FALSE(is_banned_prefix({"cargo"}));
 }
 
+// Issue 19 item 5: the assessment of a plain command points at the request's argv (its segment,
+// its heuristic match, the amendment it proposes) instead of holding copies of it.
+TEST(Requirement, TheAssessmentSharesTheRequestsArgv) {
+  ExecRequest r;
+  r.argv = std::vector<std::string>{"cargo", "build", std::string(5000, 'x')};
+  r.approval.kind = ApprovalPolicyKind::kUntrusted;
+  ExecRequirement h = assess_exec(*policy(), r);
+  ASSERT_EQ(h.kind, Kind::kNeedsApproval);
+  ASSERT_EQ(h.segments.size(), 1u);
+  EXPECT_TRUE(h.segments[0].argv.shares(r.argv));
+  ASSERT_EQ(h.matched_rules.size(), 1u);
+  EXPECT_TRUE(h.matched_rules[0].heuristic);
+  EXPECT_TRUE(h.matched_rules[0].matched_prefix.shares(r.argv));
+  EXPECT_TRUE(h.segments[0].matches[0].matched_prefix.shares(r.argv));
+  ASSERT_TRUE(h.proposed_amendment);
+  EXPECT_TRUE(h.proposed_amendment->shares(r.argv));
+  // A rule's match holds the words it matched, not the command.
+  r.argv = std::vector<std::string>{"git", "push", std::string(5000, 'x')};
+  ExecRequirement rule = assess_exec(*policy(), r);
+  ASSERT_EQ(rule.matched_rules.size(), 1u);
+  EXPECT_EQ(rule.matched_rules[0].matched_prefix, (std::vector<std::string>{"git", "push"}));
+}
+
+// The reason quotes a command whole up to kReasonCommandBytes of rendering, and in part,
+// saying so, beyond.
+TEST(Requirement, AReasonQuotesALongCommandInPart) {
+  EXPECT_EQ(command_for_reason({"touch", "a b", "it's"}), "`touch 'a b' \"it's\"`");
+  const std::string fits(kReasonCommandBytes - 3, 'x');  // "rm " + fits is exactly the bound
+  EXPECT_EQ(command_for_reason({"rm", fits}), "`rm " + fits + "`");
+  const std::string big = command_for_reason({"rm", fits + "y"});
+  EXPECT_EQ(big, "`rm " + fits + "…` (" + std::to_string(kReasonCommandBytes + 1) + " bytes, shown in part)");
+
+  std::vector<std::string> huge{"mkdir"};
+  for (int i = 0; i < 1000; ++i) huge.push_back(std::string(990, 'a'));
+  const std::string text = command_for_reason(huge);
+  EXPECT_LT(text.size(), kReasonCommandBytes + 64);
+  EXPECT_EQ(text.rfind("`mkdir aaa", 0), 0u) << text.substr(0, 40);
+  EXPECT_NE(text.find("…` (" + std::to_string(5 + 1000 * 991) + " bytes, shown in part)"), std::string::npos);
+
+  // The cut never splits a UTF-8 character. Rendered "'ab" + "é"... (quoted), each é two
+  // bytes from an odd offset: the bound falls inside one.
+  std::string accents = "ab";
+  while (accents.size() < kReasonCommandBytes + 8) accents += "\xc3\xa9";
+  const std::string cut = command_for_reason({accents});
+  const std::string shown = cut.substr(1, cut.find("…") - 1);
+  EXPECT_EQ(shown.size(), kReasonCommandBytes - 1) << "one byte short: the é the bound splits is left out";
+  EXPECT_EQ(shown, ("'" + accents).substr(0, kReasonCommandBytes - 1));
+
+}
+
 TEST(Requirement, EscalationGuard) {
   ApprovalPolicy never;
   never.kind = ApprovalPolicyKind::kNever;
