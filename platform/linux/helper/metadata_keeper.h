@@ -14,6 +14,10 @@
 // command's status (dying of the same signal); the command dies with it (PR_SET_PDEATHSIG).
 #pragma once
 
+#include <linux/filter.h>
+
+#include <vector>
+
 #include "base/status.h"
 #include "base/unique_fd.h"
 #include "platform/linux/helper_config.h"
@@ -22,8 +26,10 @@ namespace codexd::sandbox::linux_backend {
 
 // Forks (fork_command, `own_terminal` as there). Returns only in the child, in a process group
 // or session of its own, with its end of the link to the keeper. The parent becomes the keeper
-// and never returns; under bwrap (config.init) it is the sandbox's init as well.
-Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal);
+// and never returns; under bwrap (config.init) it is the sandbox's init as well. The keeper
+// loads `keeper_program` (the daemon's, seccomp_program.h) or, when null, compiles its filter.
+Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal,
+                                       const std::vector<sock_filter>* keeper_program = nullptr);
 
 // In the child, once its filter is loaded: sends the filter's listener to the keeper, waits
 // until the keeper has its own filter and the listener, and closes both (the command must hold
