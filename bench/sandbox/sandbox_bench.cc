@@ -28,8 +28,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace sb = codexd::sandbox;
 
+// `plan`: a sandbox plan whose compiled seccomp programs the child gets at plan->seccomp_fd.
 int spawn_and_wait(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                   const std::string& cwd) {
+                   const std::string& cwd, const sb::LaunchPlan* plan = nullptr) {
   std::vector<char*> a;
   for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
   a.push_back(nullptr);
@@ -41,6 +42,9 @@ int spawn_and_wait(const std::vector<std::string>& argv, const std::vector<std::
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  if (plan != nullptr && plan->seccomp_program) {
+    posix_spawn_file_actions_adddup2(&actions, plan->seccomp_program->get(), plan->seccomp_fd);
+  }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
@@ -113,10 +117,10 @@ int main(int argc, char** argv) {
                                                  "--unshare-net", "--proc", "/proc", "--", "/bin/true"};
     subjects.push_back({"bwrap direct, Codex's argv", [=] { return spawn_and_wait(codex_argv, env, ws); }, {}});
     sb::LaunchPlan reused = *plan;
-    subjects.push_back({"codexd bwrap (spawn only)", [=] { return spawn_and_wait(reused.argv, reused.env, ws); }, {}});
+    subjects.push_back({"codexd bwrap (spawn only)", [=] { return spawn_and_wait(reused.argv, reused.env, ws, &reused); }, {}});
     subjects.push_back({"codexd bwrap (plan+spawn)", [&] {
                           codexd::Result<sb::LaunchPlan> p = bwrap_manager->plan(*spec, {command, ws, env});
-                          return p.ok() ? spawn_and_wait(p->argv, p->env, p->cwd) : -1;
+                          return p.ok() ? spawn_and_wait(p->argv, p->env, p->cwd, &*p) : -1;
                         }, {}});
   } else {
     std::printf("bwrap backend unusable here; its rows are skipped\n");
@@ -124,7 +128,7 @@ int main(int argc, char** argv) {
   if (landlock_manager->capabilities().chosen == sb::Backend::kLinuxLandlock) {
     subjects.push_back({"codexd landlock (plan+spawn)", [&] {
                           codexd::Result<sb::LaunchPlan> p = landlock_manager->plan(*spec, {command, ws, env});
-                          return p.ok() ? spawn_and_wait(p->argv, p->env, p->cwd) : -1;
+                          return p.ok() ? spawn_and_wait(p->argv, p->env, p->cwd, &*p) : -1;
                         }, {}});
   }
 

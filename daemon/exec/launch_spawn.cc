@@ -22,6 +22,7 @@ posix::SpawnRequest spawn_request(const LaunchSpec& launch, posix::StdioMode std
   request.credentials = launch.run_as;
   request.ignore_forwarded_signals = launch.forwards_signals;
   request.console_socket = launch.console && stdio == posix::StdioMode::kPty;
+  request.program_fd = launch.seccomp_program ? launch.seccomp_program->get() : -1;
   return request;
 }
 

@@ -30,6 +30,9 @@ struct LaunchSpec {
   // descriptor 3 (LaunchPlan::channel_fd), and its daemon end goes to `channels`.
   ChannelContents channel;
   std::shared_ptr<SandboxChannelSink> channels;
+  // The sandbox's compiled seccomp programs (LaunchPlan::seccomp_program): the launcher gets
+  // them as descriptor 6 (posix::kSeccompFdNumber). Held here so that the descriptor outlives the spawn.
+  std::shared_ptr<const UniqueFd> seccomp_program;
   // Held while the process runs: the agent's private /tmp is not removed meanwhile.
   std::shared_ptr<const void> private_tmp_lease;
   // Resource limits: the command's own, and the budget its agent's commands share.

@@ -106,6 +106,7 @@ Result<std::shared_ptr<ShimLink>> ShimLink::launch(asio::io_context& io, Started
 
   std::vector<int> fds;
   if (request.pass_fd >= 0) fds.push_back(request.pass_fd);
+  if (request.program_fd >= 0) fds.push_back(request.program_fd);
   fds.insert(fds.end(), request.join_fds.begin(), request.join_fds.end());
   if (relays_proxy) {
     fds.push_back(proxy_channel->get());

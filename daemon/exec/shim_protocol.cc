@@ -121,6 +121,7 @@ std::string spawn_request_json(const posix::SpawnRequest& r, size_t attach_windo
   j["parent_death_signal"] = r.parent_death_signal;
   j["ignore_forwarded_signals"] = r.ignore_forwarded_signals;
   j["has_pass_fd"] = r.pass_fd >= 0;
+  if (r.program_fd >= 0) j["has_program_fd"] = true;
   if (r.console_socket) j["console_socket"] = true;
   j["join_fds"] = r.join_fds.size();
   json limits = json::array();
@@ -163,6 +164,7 @@ Result<DecodedSpawn> parse_spawn_request(std::string_view text) {
     }
     if (j.contains("oom_score_adj")) r.oom_score_adj = j.at("oom_score_adj").get<int>();
     out.has_pass_fd = get_or(j, "has_pass_fd", false);
+    out.has_program_fd = get_or(j, "has_program_fd", false);
     out.join_fd_count = get_or<size_t>(j, "join_fds", 0);
     out.relays_proxy = get_or(j, "proxy_relay", false);
     out.attach_window_bytes = get_or<size_t>(j, "attach_window_bytes", 1024 * 1024);

@@ -100,9 +100,10 @@ Result<std::pair<unsigned short, unsigned short>> decode_resize(std::string_view
 Result<ExitStatus> decode_exit(std::string_view payload);
 Result<pid_t> decode_pid(std::string_view payload);
 
-// The spawn request without its descriptors (pass_fd, join_fds and, with `relays_proxy`, the
-// sandbox's proxy channel and the first daemon's relay end travel in kSpawnFds, in that order;
-// `has_pass_fd` says whether the first one is pass_fd). `sandboxed`: the command runs in a
+// The spawn request without its descriptors (pass_fd, program_fd, join_fds and, with
+// `relays_proxy`, the sandbox's proxy channel and the first daemon's relay end travel in
+// kSpawnFds, in that order; `has_pass_fd` and `has_program_fd` say whether the first ones are
+// there). `sandboxed`: the command runs in a
 // sandbox, so the shim takes no_new_privs too (absent in an older daemon's request: not sandboxed).
 // `session_dir` and `shim_join_fd_count` are for a shim started ahead (no SESSION_DIR argument):
 // where it listens, and how many cgroup.procs files (after the proxy's two) it moves itself into.
@@ -112,6 +113,7 @@ std::string spawn_request_json(const posix::SpawnRequest& request, size_t attach
 struct DecodedSpawn {
   posix::SpawnRequest request;  // pass_fd and join_fds unset
   bool has_pass_fd = false;
+  bool has_program_fd = false;
   size_t join_fd_count = 0;
   std::string session_dir;        // empty: the shim's argument names it
   size_t shim_join_fd_count = 0;  // the shim's own cgroup.procs files, last

@@ -107,6 +107,7 @@ Result<BuiltLaunch> LaunchBuilder::build(const RunAs& run_as, const sandbox::San
   built.spec.sandbox = plan->backend;
   built.spec.forwards_signals = plan->forwards_signals;
   built.spec.console = plan->console_fd >= 0;
+  built.spec.seccomp_program = plan->seccomp_program;
   built.spec.network = plan->backend == sandbox::Backend::kNone ? sandbox::NetworkMode::kHost : spec.network;
   built.spec.channel = {plan->channel_fd >= 0 && spec.network == sandbox::NetworkMode::kProxy, plan->supervises_exec};
   if (plan->backend != sandbox::Backend::kNone && spec.private_tmp && deps_.private_tmp) {

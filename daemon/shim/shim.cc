@@ -120,7 +120,8 @@ Result<Received> receive_spawn(int control_fd) {
   if (buffer[0] != static_cast<char>(Type::kSpawn)) return InvalidArgument("expected a spawn request");
   CODEXD_ASSIGN_OR_RETURN(proto::DecodedSpawn spawn, proto::parse_spawn_request(std::string_view(buffer).substr(1)));
   if (fds.fds.size() !=
-      spawn.join_fd_count + (spawn.has_pass_fd ? 1 : 0) + (spawn.relays_proxy ? 2 : 0) + spawn.shim_join_fd_count) {
+      spawn.join_fd_count + (spawn.has_pass_fd ? 1 : 0) + (spawn.has_program_fd ? 1 : 0) + (spawn.relays_proxy ? 2 : 0) +
+          spawn.shim_join_fd_count) {
     return InvalidArgument("spawn request and descriptors do not match");
   }
   return Received{std::move(spawn), std::move(fds.fds)};
@@ -656,6 +657,7 @@ int run_shim(const ShimOptions& options) {
   posix::SpawnRequest request = std::move(received->spawn.request);
   size_t next = 0;
   if (received->spawn.has_pass_fd) request.pass_fd = received->fds[next++].get();
+  if (received->spawn.has_program_fd) request.program_fd = received->fds[next++].get();
   for (size_t i = 0; i < received->spawn.join_fd_count; ++i) request.join_fds.push_back(received->fds[next++].get());
   UniqueFd proxy_channel;  // close-on-exec: the command never holds them
   UniqueFd relay;

@@ -27,13 +27,19 @@ bool has_effective(const CapSets& sets, int cap) {
   return (sets.data[cap / 32].effective & (1U << (cap % 32))) != 0;
 }
 
-int last_cap() {
+int read_last_cap() {
   int last = CAP_LAST_CAP;
   if (FILE* f = std::fopen("/proc/sys/kernel/cap_last_cap", "re")) {
     int value = 0;
     if (std::fscanf(f, "%d", &value) == 1 && value > 0 && value < 64) last = value;
     std::fclose(f);
   }
+  return last;
+}
+
+// Read once per process: it was read for every capability in each loop, 84 opens per launch.
+int last_cap() {
+  static const int last = read_last_cap();
   return last;
 }
 

@@ -82,6 +82,7 @@ std::vector<std::string> render_helper_args(const HelperConfig& config) {
   args.push_back("--network=" + std::string(network_word(config.network)));
   if (config.channel_fd >= 0) args.push_back("--channel-fd=" + std::to_string(config.channel_fd));
   if (config.console_fd >= 0) args.push_back("--console-fd=" + std::to_string(config.console_fd));
+  if (config.seccomp_fd >= 0) args.push_back("--seccomp-fd=" + std::to_string(config.seccomp_fd));
   if (config.supervise_exec) args.push_back("--supervise-exec");
   if (config.exec_audit_only) args.push_back("--exec-audit");
   if (config.metadata_keeper) args.push_back("--metadata-keeper");
@@ -128,6 +129,8 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
       CODEXD_ASSIGN_OR_RETURN(config.channel_fd, parse_descriptor("--channel-fd", value));
     } else if (take_value(arg, "--console-fd=", &value)) {
       CODEXD_ASSIGN_OR_RETURN(config.console_fd, parse_descriptor("--console-fd", value));
+    } else if (take_value(arg, "--seccomp-fd=", &value)) {
+      CODEXD_ASSIGN_OR_RETURN(config.seccomp_fd, parse_descriptor("--seccomp-fd", value));
     } else if (arg == "--supervise-exec") {
       config.supervise_exec = true;
     } else if (arg == "--exec-audit") {
@@ -156,6 +159,9 @@ Result<HelperConfig> parse_helper_args(const std::vector<std::string>& args) {
   }
   if (config.console_fd >= 0 && (config.mode != HelperMode::kBwrap || !config.init || config.console_fd == config.channel_fd)) {
     return InvalidArgument("--console-fd needs --mode=bwrap and --init, and its own descriptor");
+  }
+  if (config.seccomp_fd >= 0 && (config.seccomp_fd == config.channel_fd || config.seccomp_fd == config.console_fd)) {
+    return InvalidArgument("--seccomp-fd needs its own descriptor");
   }
   // A filter chain has one listener, the keeper's: it relays the execs.
   if (config.supervise_exec && !config.metadata_keeper) {

@@ -3,7 +3,7 @@
 // directions here means they cannot drift apart.
 //
 //   codexd-sandbox-helper --mode=bwrap|landlock --network=off|proxy|host [--channel-fd=N]
-//       [--console-fd=N] [--supervise-exec] [--metadata-keeper] [--block-unix-sockets]
+//       [--console-fd=N] [--seccomp-fd=N] [--supervise-exec] [--metadata-keeper] [--block-unix-sockets]
 //       [--write=DIR]... [--read-only=PATH]... [--no-read=PATH]... [--write-file=FILE]...
 //       [--setenv=NAME=VALUE]... [--init] -- COMMAND [ARGS...]
 //   codexd-sandbox-helper --self-test
@@ -32,6 +32,10 @@ struct HelperConfig {
   // slave to the command as its controlling terminal; if nobody takes the master, the command
   // keeps the terminal it was started on.
   int console_fd = -1;
+  // The daemon's compiled seccomp programs (seccomp_program.h): a sealed memfd with the
+  // command's filter and the keeper's, loaded as they are. -1: the helper compiles them itself
+  // with libseccomp (a helper run by hand, the self-test).
+  int seccomp_fd = -1;
   // Refuse socket(AF_UNIX) and AF_UNIX datagram socketpairs: set when the filesystem view
   // cannot hide host sockets (Landlock has no mount namespace).
   bool block_unix_sockets = false;

@@ -7,6 +7,7 @@
 #include "platform/linux/helper_config.h"
 #include "platform/linux/landlock_ruleset.h"
 #include "platform/linux/loader_env.h"
+#include "platform/linux/seccomp_program_cache.h"
 #include "platform/linux/seccomp_rules.h"
 #include "platform/posix/executable_path.h"
 #include "platform/posix/process_image.h"
@@ -130,6 +131,7 @@ LaunchPlan confined_plan(Backend backend, std::vector<std::string> argv, const H
   plan.channel_fd = launch.config.channel_fd;
   plan.supervises_exec = launch.config.supervise_exec;
   plan.console_fd = launch.config.console_fd;
+  plan.seccomp_fd = launch.config.seccomp_fd;
   return plan;
 }
 
@@ -161,10 +163,12 @@ class LinuxSandboxManager final : public SandboxManager {
     // A terminal of its own in bwrap's fresh /dev/pts (the host's would only appear as
     // /dev/console there): `tty` says /dev/pts/0, as under `docker exec -t`.
     if (request.tty) launch.config.console_fd = posix::kConsoleFdNumber;
+    CODEXD_ASSIGN_OR_RETURN(std::shared_ptr<const UniqueFd> program, compiled_program(&launch.config));
     CODEXD_ASSIGN_OR_RETURN(BwrapInvocation invocation,
                             build_bwrap_invocation(probe_.caps.bwrap_path, probe_.features, spec, request.cwd,
                                                    helper_argv(helper, launch.config), request.tty));
     LaunchPlan plan = confined_plan(Backend::kLinuxBwrap, std::move(invocation.argv), launch, spec, request);
+    plan.seccomp_program = std::move(program);
     plan.rules = std::move(invocation.rules);
     describe_network(spec, Backend::kLinuxBwrap, &plan.rules);
     plan.forwards_signals = true;
@@ -198,8 +202,10 @@ class LinuxSandboxManager final : public SandboxManager {
     config.unreadable = spec.denied_read;
     config.unreadable.insert(config.unreadable.end(), spec.masked_paths.begin(), spec.masked_paths.end());
     config.writable_files = landlock_writable_devices();
+    CODEXD_ASSIGN_OR_RETURN(std::shared_ptr<const UniqueFd> program, compiled_program(&config));
 
     LaunchPlan plan = confined_plan(Backend::kLinuxLandlock, helper_argv(helper, config), launch, spec, request);
+    plan.seccomp_program = std::move(program);
     plan.rules = describe_landlock(config, probe_.caps.landlock_abi);
     describe_network(spec, Backend::kLinuxLandlock, &plan.rules);
     plan.rules.push_back(spec.private_tmp
@@ -211,7 +217,17 @@ class LinuxSandboxManager final : public SandboxManager {
     return plan;
   }
 
+  // The seccomp programs for `config`'s rules, compiled once (every later plan with the same
+  // rules shares them); the helper is told where it gets them. Call after every field that
+  // decides the rules is set.
+  Result<std::shared_ptr<const UniqueFd>> compiled_program(HelperConfig* config) const {
+    CODEXD_ASSIGN_OR_RETURN(std::shared_ptr<const UniqueFd> program, programs_.get(*config));
+    config->seccomp_fd = posix::kSeccompFdNumber;
+    return program;
+  }
+
   LinuxProbe probe_;
+  SeccompProgramCache programs_;
 };
 
 }  // namespace

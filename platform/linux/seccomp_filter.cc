@@ -2,10 +2,14 @@
 
 #include <fcntl.h>
 #include <seccomp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
 
+#include "platform/linux/seccomp_program.h"
 #include "platform/linux/seccomp_rules.h"
 
 namespace codexd::sandbox::linux_backend {
@@ -30,7 +34,7 @@ Status libseccomp_error(const std::string& what, int rc) {
   return Internal("seccomp " + what + ": " + std::strerror(-rc));
 }
 
-Status build_and_load(const HelperConfig& config, FilterRole role, bool build_only, UniqueFd* listener) {
+Result<FilterPtr> build_filter(const HelperConfig& config, FilterRole role) {
   FilterPtr ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return Internal("seccomp_init failed");
   int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
@@ -49,17 +53,21 @@ Status build_and_load(const HelperConfig& config, FilterRole role, bool build_on
                                 conditions.empty() ? nullptr : conditions.data());
     if (rc != 0) return libseccomp_error(std::string("rule for ") + rule.syscall, rc);
   }
-  const bool notifies = role == FilterRole::kCommand && (config.supervise_exec || config.metadata_keeper);
   if (role == FilterRole::kCommand && config.supervise_exec) {
     for (int call : {SCMP_SYS(execve), SCMP_SYS(execveat)}) {
       rc = seccomp_rule_add(ctx.get(), SCMP_ACT_NOTIFY, call, 0);
       if (rc != 0) return libseccomp_error("exec notification rule", rc);
     }
   }
+  return ctx;
+}
+
+Status build_and_load(const HelperConfig& config, FilterRole role, bool build_only, UniqueFd* listener) {
+  CODEXD_ASSIGN_OR_RETURN(FilterPtr ctx, build_filter(config, role));
   if (build_only) return Status::Ok();
-  rc = seccomp_load(ctx.get());
+  int rc = seccomp_load(ctx.get());
   if (rc != 0) return libseccomp_error("load", rc);
-  if (notifies) {
+  if (filter_notifies(config, role)) {
     if (listener == nullptr) return Internal("seccomp: a filter with notifications without a place for its listener");
     rc = seccomp_notify_fd(ctx.get());
     if (rc < 0) return libseccomp_error("listener", rc);
@@ -77,6 +85,28 @@ Status install_seccomp_filter(const HelperConfig& config, bool build_only, Uniqu
 
 Status install_keeper_filter(const HelperConfig& config) {
   return build_and_load(config, FilterRole::kKeeper, /*build_only=*/false, nullptr);
+}
+
+bool filter_notifies(const HelperConfig& config, FilterRole role) {
+  return role == FilterRole::kCommand && (config.supervise_exec || config.metadata_keeper);
+}
+
+Result<std::vector<sock_filter>> compile_seccomp_program(const HelperConfig& config, FilterRole role) {
+  CODEXD_ASSIGN_OR_RETURN(FilterPtr ctx, build_filter(config, role));
+  UniqueFd out(::memfd_create("codexd-seccomp-export", MFD_CLOEXEC));
+  if (!out) return ErrnoStatus("memfd_create", errno);
+  int rc = seccomp_export_bpf(ctx.get(), out.get());
+  if (rc != 0) return libseccomp_error("export", rc);
+  const off_t size = ::lseek(out.get(), 0, SEEK_CUR);
+  if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0 ||
+      static_cast<size_t>(size) / sizeof(sock_filter) > kMaxSeccompInstructions) {
+    return Internal("seccomp export: unexpected program size " + std::to_string(size));
+  }
+  std::vector<sock_filter> program(static_cast<size_t>(size) / sizeof(sock_filter));
+  if (::pread(out.get(), program.data(), static_cast<size_t>(size), 0) != size) {
+    return Internal("seccomp export: short read");
+  }
+  return program;
 }
 
 }  // namespace codexd::sandbox::linux_backend

@@ -69,6 +69,9 @@ struct SpawnRequest {
   // parent's end is SpawnedProcess::console. Over it the sandbox helper sends the master of a
   // PTY it opened in the sandbox's own /dev/pts, so the command's terminal has a name there.
   bool console_socket = false;
+  // A descriptor the child gets as kSeccompFdNumber (6), close-on-exec cleared; -1: none (the
+  // sandbox's compiled seccomp programs, LaunchPlan::seccomp_program). The caller keeps ownership.
+  int program_fd = -1;
   // Linux: open, writable cgroup.procs files. The child writes "0" to each as its first step,
   // so it (and all it will start) is in those groups before it runs anything of the command.
   // The caller owns the descriptors; the child closes them before exec.
@@ -81,6 +84,8 @@ struct SpawnRequest {
 
 inline constexpr int kPassedFdNumber = 3;
 inline constexpr int kConsoleFdNumber = 4;
+// Not 5: the sandbox's escape tests leak a descriptor there and expect the helper to close it.
+inline constexpr int kSeccompFdNumber = 6;
 
 struct SpawnedProcess {
   pid_t pid = -1;      // also the process-group id and session id (the child calls setsid)

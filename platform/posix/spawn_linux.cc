@@ -83,6 +83,7 @@ struct ChildPlan {
   int controlling_tty_fd;  // -1 unless PTY
   int pass_fd;             // -1, or the descriptor that becomes kPassedFdNumber
   int console_fd;          // -1, or the descriptor that becomes kConsoleFdNumber
+  int program_fd;          // -1, or the descriptor that becomes kSeccompFdNumber
   int parent_death_signal;
   bool ignore_forwarded_signals;
   pid_t parent_pid;
@@ -128,19 +129,27 @@ __attribute__((no_sanitize("address", "undefined"))) bool write_oom_score(const 
   return ok;
 }
 
-// After 0/1/2 are in place (so nothing still needed lives at 3 or 4): the passed descriptor
+// After 0/1/2 are in place (so nothing still needed lives at 3 to 6): the passed descriptor
 // at kPassedFdNumber, the console at kConsoleFdNumber (its source sits above 4, spawn_process
-// puts it there, so installing 3 cannot clobber it), and every other descriptor closed, whatever
-// a library forgot to mark close-on-exec.
+// puts it there, so installing 3 cannot clobber it), the seccomp programs at kSeccompFdNumber
+// (source above 6, installed last), and every other descriptor closed, whatever a library
+// forgot to mark close-on-exec.
 __attribute__((no_sanitize("address", "undefined"))) bool install_passed_descriptors(const ChildPlan* plan) {
   if (plan->pass_fd >= 0 && !install_fd(plan->pass_fd, kPassedFdNumber)) return false;
-  if (plan->console_fd >= 0) {
-    if (plan->pass_fd < 0) close(kPassedFdNumber);  // a stray descriptor must not stay at 3
-    if (!install_fd(plan->console_fd, kConsoleFdNumber)) return false;
+  if (plan->console_fd >= 0 && !install_fd(plan->console_fd, kConsoleFdNumber)) return false;
+  if (plan->program_fd >= 0 && !install_fd(plan->program_fd, kSeccompFdNumber)) return false;
+  // A stray descriptor must not stay below the last one installed.
+  const int sources[] = {plan->pass_fd, plan->console_fd, plan->program_fd};
+  const int targets[] = {kPassedFdNumber, kConsoleFdNumber, kSeccompFdNumber};
+  unsigned first_closed = 3U;
+  for (int i = 0; i < 3; ++i) {
+    if (sources[i] >= 0) first_closed = static_cast<unsigned>(targets[i]) + 1;
   }
-  const unsigned first_closed = plan->console_fd >= 0 ? kConsoleFdNumber + 1
-                                : plan->pass_fd >= 0  ? kPassedFdNumber + 1
-                                                      : 3U;
+  for (int fd = 3; fd < static_cast<int>(first_closed); ++fd) {
+    bool installed = false;
+    for (int i = 0; i < 3; ++i) installed = installed || (sources[i] >= 0 && targets[i] == fd);
+    if (!installed) close(fd);
+  }
   if (syscall(SYS_close_range, first_closed, ~0U, 0U) != 0) {
     // close_range needs Linux 5.9; fall back to marking them close-on-exec one by one.
     for (int fd = static_cast<int>(first_closed); fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -244,6 +253,7 @@ Status validate(const SpawnRequest& request) {
   // 0/1/2 are replaced by the child's stdio before the passed descriptor is installed.
   if (request.pass_fd >= 0 && request.pass_fd < 3) return InvalidArgument("pass_fd must be 3 or above");
   if (request.console_socket && request.stdio != StdioMode::kPty) return InvalidArgument("console_socket needs a PTY");
+  if (request.program_fd >= 0 && request.program_fd < 3) return InvalidArgument("program_fd must be 3 or above");
   return Status::Ok();
 }
 
@@ -270,6 +280,7 @@ class ChildStack {
 // The child's ends of its std descriptors (all at fd >= 3); the parent's ends go in `result`.
 struct ChildStdio {
   UniqueFd stdin_fd, stdout_fd, stderr_fd, tty, console;
+  UniqueFd program;  // a copy of request.program_fd above kSeccompFdNumber
 };
 
 // The console socket pair; the child's end above kConsoleFdNumber, so that installing 3 and 4
@@ -346,6 +357,7 @@ void fill_child_plan(const SpawnRequest& request, const ChildStdio& child, char*
   }
   plan.pass_fd = request.pass_fd;
   plan.console_fd = child.console.get();
+  plan.program_fd = child.program.get();
   plan.parent_death_signal = request.ignore_forwarded_signals ? SIGKILL : request.parent_death_signal;
   plan.ignore_forwarded_signals = request.ignore_forwarded_signals;
   plan.parent_pid = ::getpid();
@@ -401,6 +413,11 @@ Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
   SpawnedProcess result;
   ChildStdio child;
   CODEXD_RETURN_IF_ERROR(open_stdio(request, child, result));
+  if (request.program_fd >= 0) {
+    // Above every slot installed before it, so that installing 3 and 4 cannot overwrite it.
+    child.program.reset(::fcntl(request.program_fd, F_DUPFD_CLOEXEC, kSeccompFdNumber + 1));
+    if (!child.program) return ErrnoStatus("fcntl F_DUPFD_CLOEXEC (seccomp programs)", errno);
+  }
 
   std::vector<char*> argv = c_string_array(request.argv);
   std::vector<char*> envp = c_string_array(request.env);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace codexd::sandbox {
 
@@ -139,6 +140,12 @@ struct LaunchPlan {
   // master over it, so the command's terminal is /dev/pts/N inside (not the host's terminal
   // on /dev/console). Without the socket the helper keeps the host's terminal. -1: none.
   int console_fd = -1;
+  // Linux: the seccomp programs the daemon compiled for this plan's rules (a sealed memfd,
+  // shared by every plan with the same rules and kept by the manager). The launcher must hand
+  // it to the child as descriptor `seccomp_fd`; the helper refuses to start without it.
+  // -1 / null: none.
+  int seccomp_fd = -1;
+  std::shared_ptr<const UniqueFd> seccomp_program;
 };
 
 // One backend-specific fact of a CapabilityReport, for display ("landlock ABI", "6").

@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
   std::vector<char*> env;
   for (std::string& e : plan->env) env.push_back(e.data());
   env.push_back(nullptr);
+  // The compiled seccomp programs where the helper expects them (dup2 clears close-on-exec).
+  if (plan->seccomp_program && ::dup2(plan->seccomp_program->get(), plan->seccomp_fd) < 0) {
+    std::perror("sandbox_exec: dup2");
+    return 125;
+  }
   ::setsid();
   ::execve(args[0], args.data(), env.data());
   std::perror("sandbox_exec: execve");

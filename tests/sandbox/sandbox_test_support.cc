@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "platform/posix/fd_passing.h"
+#include "platform/posix/spawn.h"
 #include "tests/support/test_stage.h"
 
 namespace codexd::sandbox::testing {
@@ -38,9 +39,11 @@ std::vector<char*> c_strings(const std::vector<std::string>& words) {
 }
 
 // fork + exec; between them only async-signal-safe calls (the test may run listener threads).
-// `pass_fd` >= 0 becomes descriptor 3 (the proxy channel), as the daemon's spawn does it.
+// `pass_fd` >= 0 becomes descriptor 3 (the proxy channel) and `program_fd` >= 0 descriptor 6
+// (the compiled seccomp programs), as the daemon's spawn does it.
 pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-            const std::string& cwd, const RunOptions& options, int stdin_fd, int out_fd, int pass_fd = -1) {
+            const std::string& cwd, const RunOptions& options, int stdin_fd, int out_fd, int pass_fd = -1,
+            int program_fd = -1) {
   std::vector<char*> c_argv = c_strings(argv);
   std::vector<char*> c_env = c_strings(env);
   bool switch_uid = options.uid.has_value();
@@ -55,19 +58,20 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   ::setsid();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(125);
+  // Out of the way of the slots installed below.
+  const int program = program_fd >= 0 ? ::fcntl(program_fd, F_DUPFD_CLOEXEC, 16) : -1;
   ::dup2(stdin_fd, 0);
   ::dup2(out_fd, 1);
   ::dup2(out_fd, 2);
   if (pass_fd == 3) ::fcntl(3, F_SETFD, 0);
   else if (pass_fd >= 0) ::dup2(pass_fd, 3);  // dup2 clears FD_CLOEXEC on the copy
-  const unsigned first = pass_fd >= 0 ? 4U : 3U;
-  if (leak >= 0) {
-    ::dup2(leak, 5);  // dup2 clears FD_CLOEXEC on the copy
-    ::syscall(SYS_close_range, 6U, ~0U, 0U);
-    if (first <= 4U) ::syscall(SYS_close_range, first, 4U, 0U);
-  } else {
-    ::syscall(SYS_close_range, first, ~0U, 0U);
+  if (leak >= 0) ::dup2(leak, 5);             // dup2 clears FD_CLOEXEC on the copy
+  if (program >= 0) ::dup2(program, posix::kSeccompFdNumber);
+  for (int fd = 3; fd <= posix::kSeccompFdNumber; ++fd) {
+    const bool kept = (fd == 3 && pass_fd >= 0) || (fd == 5 && leak >= 0) || (fd == posix::kSeccompFdNumber && program >= 0);
+    if (!kept) ::close(fd);
   }
+  ::syscall(SYS_close_range, static_cast<unsigned>(posix::kSeccompFdNumber) + 1, ~0U, 0U);
   if (switch_uid && (::setgroups(0, nullptr) != 0 || ::setresgid(uid, uid, uid) != 0 ||
                      ::setresuid(uid, uid, uid) != 0)) {
     ::_exit(124);
@@ -128,7 +132,7 @@ class StandInProxy {
 };
 
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-              const std::string& cwd, const RunOptions& options, bool proxy_channel = false) {
+              const std::string& cwd, const RunOptions& options, bool proxy_channel = false, int program_fd = -1) {
   int out[2];
   int in[2];
   if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
@@ -139,7 +143,7 @@ RunResult run(const std::vector<std::string>& argv, const std::vector<std::strin
     if (!pair.ok()) throw std::runtime_error(pair.status().to_string());
     channel = std::move(*pair);
   }
-  pid_t pid = spawn(argv, env, cwd, options, in[0], out[1], proxy_channel ? channel.second.get() : -1);
+  pid_t pid = spawn(argv, env, cwd, options, in[0], out[1], proxy_channel ? channel.second.get() : -1, program_fd);
   channel.second.reset();
   if (proxy_channel) proxy = std::make_unique<StandInProxy>(std::move(channel.first));
   ::close(out[1]);
@@ -192,7 +196,8 @@ std::string RunResult::describe() const {
 }
 
 RunResult run_plan(const LaunchPlan& plan, const RunOptions& options) {
-  return run(plan.argv, plan.env, plan.cwd, options, plan.channel_fd >= 0);
+  return run(plan.argv, plan.env, plan.cwd, options, plan.channel_fd >= 0,
+             plan.seccomp_program ? plan.seccomp_program->get() : -1);
 }
 
 RunResult run_unsandboxed(const std::vector<std::string>& argv, const std::string& cwd,

@@ -3,7 +3,8 @@
 // no_new_privs, drops every capability, applies the Landlock ruleset (Landlock backend),
 // takes the sandbox's terminal (bwrap), forks off the command under itself as its metadata
 // keeper (metadata_keeper.h),
-// installs the seccomp filter, restores loader variables, closes stray descriptors and
+// installs the seccomp filter (the daemon's compiled program from --seccomp-fd, or compiled
+// here with libseccomp without it), restores loader variables, closes stray descriptors and
 // execvp()s the command. If any step fails the command is never run: exit 126 with a
 // message on stderr ("codexd-sandbox-helper: ..."); a command that cannot be executed is 126
 // ("cannot execute X: ...") and one that does not exist 127 ("command not found: X").
@@ -33,6 +34,7 @@
 #include "platform/linux/landlock_sys.h"
 #include "platform/linux/seccomp_filter.h"
 #include "platform/posix/fd_passing.h"
+#include "platform/linux/seccomp_program.h"
 #include "platform/posix/fd_util.h"
 
 namespace {
@@ -61,10 +63,43 @@ void set_environment(const std::vector<std::string>& entries) {
   }
 }
 
+// The daemon's compiled programs, read and checked before anything else is done, the
+// descriptor closed at once (the command never holds it). None without --seccomp-fd.
+std::optional<lb::SeccompPrograms> read_programs(const lb::HelperConfig& config) {
+  if (config.seccomp_fd < 0) return std::nullopt;
+  codexd::Result<lb::SeccompPrograms> programs = lb::read_seccomp_programs(config.seccomp_fd, config.metadata_keeper);
+  if (!programs.ok()) fail("seccomp", programs.status().to_string());
+  ::close(config.seccomp_fd);
+  return std::move(programs).value();
+}
+
+// The command's filter: the daemon's program as it is, or compiled here.
+void install_command_filter(const lb::HelperConfig& config, const std::optional<lb::SeccompPrograms>& programs,
+                            codexd::UniqueFd* listener) {
+  if (!programs) {
+    check("seccomp", lb::install_seccomp_filter(config, /*build_only=*/false, listener));
+    return;
+  }
+  const bool notifies = lb::filter_notifies(config, lb::FilterRole::kCommand);
+  check("seccomp", lb::load_seccomp_program(programs->command, notifies ? listener : nullptr));
+}
+
+// Network mode proxy: the proxy ports' listening sockets.
+std::optional<lb::OpenedProxyPorts> open_ports(const lb::HelperConfig& config) {
+  if (config.network != codexd::sandbox::NetworkMode::kProxy) return std::nullopt;
+  codexd::Result<lb::OpenedProxyPorts> ports = lb::open_proxy_ports(config);
+  if (!ports.ok()) fail("proxy ports", ports.status().to_string());
+  // Landlock has no network namespace, so the ports are ephemeral and only known now.
+  if (config.mode == lb::HelperMode::kLandlock) set_environment(codexd::sandbox::proxy_environment(ports->ports));
+  return std::move(ports).value();
+}
+
 // Forks the keeper (it relays the execs under supervision, over a pair made here), loads the
 // command's filter and gives its listener to the keeper, then sends the daemon the handover
 // (the proxy's ports, the daemon's end of the exec relay). Returns in the command's process.
-void filter_and_hand_over(const lb::HelperConfig& config, bool own_terminal, lb::OpenedProxyPorts* opened_ports) {
+// `programs`: the daemon's compiled filters, else compiled here.
+void filter_and_hand_over(const lb::HelperConfig& config, const std::optional<lb::SeccompPrograms>& programs,
+                          bool own_terminal, lb::OpenedProxyPorts* opened_ports) {
   codexd::UniqueFd relay_for_daemon;
   codexd::UniqueFd relay_for_keeper;
   if (config.supervise_exec) {
@@ -76,12 +111,13 @@ void filter_and_hand_over(const lb::HelperConfig& config, bool own_terminal, lb:
   codexd::UniqueFd keeper_link;
   if (config.metadata_keeper) {
     // Returns in the child only; under bwrap the keeper is also the sandbox's init.
-    codexd::Result<codexd::UniqueFd> link = lb::start_metadata_keeper(config, own_terminal, std::move(relay_for_keeper));
+    codexd::Result<codexd::UniqueFd> link = lb::start_metadata_keeper(config, own_terminal, std::move(relay_for_keeper),
+                                                                       programs ? &programs->keeper : nullptr);
     if (!link.ok()) fail("metadata keeper", link.status().to_string());
     keeper_link = std::move(link).value();
   }
   codexd::UniqueFd keeper_listener;
-  check("seccomp", lb::install_seccomp_filter(config, /*build_only=*/false, config.metadata_keeper ? &keeper_listener : nullptr));
+  install_command_filter(config, programs, config.metadata_keeper ? &keeper_listener : nullptr);
   if (config.metadata_keeper) {
     check("metadata keeper", lb::hand_listener_to_keeper(std::move(keeper_link), std::move(keeper_listener)));
   }
@@ -105,20 +141,14 @@ int main(int argc, char** argv) {
   if (!parsed.ok()) fail("arguments", parsed.status().to_string());
   const lb::HelperConfig& config = *parsed;
   if (config.self_test) return self_test(config);
+  const std::optional<lb::SeccompPrograms> programs = read_programs(config);
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("PR_SET_NO_NEW_PRIVS", std::strerror(errno));
 
   // Before the filter: the helper itself binds the ports, the command never may.
+  std::optional<lb::OpenedProxyPorts> opened_ports = open_ports(config);
   std::vector<uint16_t> proxy_ports;
-  std::optional<lb::OpenedProxyPorts> opened_ports;
-  if (config.network == codexd::sandbox::NetworkMode::kProxy) {
-    codexd::Result<lb::OpenedProxyPorts> ports = lb::open_proxy_ports(config);
-    if (!ports.ok()) fail("proxy ports", ports.status().to_string());
-    proxy_ports = {ports->ports.http, ports->ports.socks};
-    // Landlock has no network namespace, so the ports are ephemeral and only known now.
-    if (config.mode == lb::HelperMode::kLandlock) set_environment(codexd::sandbox::proxy_environment(ports->ports));
-    opened_ports = std::move(ports).value();
-  }
+  if (opened_ports) proxy_ports = {opened_ports->ports.http, opened_ports->ports.socks};
 
   std::vector<lb::LandlockGrant> grants;
   int abi = 0;
@@ -148,7 +178,8 @@ int main(int argc, char** argv) {
     own_terminal = *console;
   }
 
-  filter_and_hand_over(config, own_terminal, opened_ports ? &*opened_ports : nullptr);
+  filter_and_hand_over(config, programs, own_terminal, opened_ports ? &*opened_ports : nullptr);
+
   set_environment(config.deferred_env);
   codexd::posix::close_descriptors_from(3);
 

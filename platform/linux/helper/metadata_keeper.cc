@@ -23,6 +23,7 @@
 #include "platform/linux/helper/run_command.h"
 #include "platform/linux/remote_memory.h"
 #include "platform/linux/seccomp_filter.h"
+#include "platform/linux/seccomp_program.h"
 #include "platform/posix/fd_passing.h"
 #include "platform/posix/fd_util.h"
 
@@ -171,7 +172,8 @@ void serve_one(int listener, const WritableScope& scope, ExecForwarder* execs) {
   (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &response);
 }
 
-[[noreturn]] void keep(pid_t child, UniqueFd link, const HelperConfig& config, UniqueFd exec_relay) {
+[[noreturn]] void keep(pid_t child, UniqueFd link, const HelperConfig& config, UniqueFd exec_relay,
+                       const std::vector<sock_filter>* keeper_program) {
   // The command shares the keeper's uid and Landlock domain: not dumpable, the keeper's /proc
   // entries (its descriptors, its memory) are closed to it.
   ::prctl(PR_SET_DUMPABLE, 0);
@@ -180,7 +182,8 @@ void serve_one(int listener, const WritableScope& scope, ExecForwarder* execs) {
   const WritableScope scope(config.writable, config.read_only);
   // The keeper reads what the command hands it: it keeps the command's rules except chmod and
   // chown, and may exec nothing. Rather than an unfiltered process in the sandbox, none at all.
-  if (Status filtered = install_keeper_filter(config); !filtered.ok()) {
+  const Status filtered = keeper_program != nullptr ? load_seccomp_program(*keeper_program) : install_keeper_filter(config);
+  if (!filtered.ok()) {
     std::fprintf(stderr, "codexd-sandbox-helper: keeper seccomp: %s\n", filtered.to_string().c_str());
     ::kill(child, SIGKILL);
     ::_exit(kSetupFailed);
@@ -225,7 +228,8 @@ Status scope_signals_to_command(const HelperConfig& config) {
 
 }  // namespace
 
-Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal, UniqueFd exec_relay) {
+Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal, UniqueFd exec_relay,
+                                       const std::vector<sock_filter>* keeper_program) {
   CODEXD_ASSIGN_OR_RETURN(posix::SocketPair link, posix::make_seqpacket_pair());
   const pid_t keeper = ::getpid();
   const pid_t child = fork_command(own_terminal);
@@ -242,7 +246,7 @@ Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_term
     return std::move(link.second);
   }
   link.second.reset();
-  keep(child, std::move(link.first), config, std::move(exec_relay));
+  keep(child, std::move(link.first), config, std::move(exec_relay), keeper_program);
 }
 
 Status hand_listener_to_keeper(UniqueFd link, UniqueFd listener) {

@@ -17,6 +17,10 @@
 // has one listener): the keeper relays them to the daemon (helper/exec_forwarder.h).
 #pragma once
 
+#include <linux/filter.h>
+
+#include <vector>
+
 #include "base/status.h"
 #include "base/unique_fd.h"
 #include "platform/linux/helper_config.h"
@@ -27,7 +31,10 @@ namespace codexd::sandbox::linux_backend {
 // or session of its own, with its end of the link to the keeper. The parent becomes the keeper
 // and never returns; under bwrap (config.init) it is the sandbox's init as well. `exec_relay`
 // (exec supervision, else invalid): the keeper's end of the exec relay; the child closes it.
-Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal, UniqueFd exec_relay);
+// The keeper loads `keeper_program` (the daemon's, seccomp_program.h) or, when null, compiles
+// its filter.
+Result<UniqueFd> start_metadata_keeper(const HelperConfig& config, bool own_terminal, UniqueFd exec_relay,
+                                       const std::vector<sock_filter>* keeper_program = nullptr);
 
 // In the child, once its filter is loaded: sends the filter's listener to the keeper, waits
 // until the keeper has its own filter and the listener, and closes both (the command must hold
