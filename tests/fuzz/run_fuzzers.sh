@@ -14,7 +14,7 @@ shift 2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CORPUS="$ROOT/tests/fuzz/corpus"
 TARGETS=(fuzz_starlark_parse fuzz_starlark_eval fuzz_rules_load fuzz_shell_split fuzz_http2_guard
-         fuzz_config_load fuzz_request_validation fuzz_mcp_input)
+         fuzz_config_load fuzz_request_validation fuzz_mcp_input fuzz_exec_relay)
 [ $# -gt 0 ] && TARGETS=("$@")
 
 CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCODEXD_FUZZ=ON \
