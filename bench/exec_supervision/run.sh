@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/exec_supervision/run.sh BUILD_DIR [EXECS] [--build]
 #
-# What exec supervision (docs/sandbox.md §4b) adds. Two daemons in one run, alike but for
-# [exec] exec_supervision ("off" and "enforce", with a rules file of 1,000 prefix rules that
+# What exec supervision (docs/sandbox.md §4b) adds. Three daemons in one run, alike but for
+# [exec] exec_supervision ("off", "audit" (the default) and "enforce", with a rules file of 1,000 prefix rules that
 # never match /bin/true, so each exec is looked up for real). In each, `codexctl exec` runs a
 # sandboxed shell loop of EXECS (default 2000) `/bin/true` and measures the loop inside the
 # sandbox; three alternating rounds, medians printed: the loop's time per exec off and on, the
@@ -55,6 +55,7 @@ EOT
   echo "daemon $1 did not start" >&2; cat "$dir/codexd.log" >&2; exit 1
 }
 start_daemon off off
+start_daemon audit audit
 start_daemon on enforce
 
 # Nanoseconds for the loop, measured inside the sandbox.
@@ -64,20 +65,22 @@ loop_ns() {  # name
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-off=(); on=()
+off=(); audit=(); on=()
 for _ in 1 2 3; do
   off+=("$(loop_ns off)")
+  audit+=("$(loop_ns audit)")
   on+=("$(loop_ns on)")
 done
 off_ns=$(printf '%s\n' "${off[@]}" | median)
+audit_ns=$(printf '%s\n' "${audit[@]}" | median)
 on_ns=$(printf '%s\n' "${on[@]}" | median)
-python3 - "$off_ns" "$on_ns" "$EXECS" <<'PY'
+python3 - "$off_ns" "$on_ns" "$EXECS" "$audit_ns" <<'PY'
 import sys
-off, on, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+off, on, n, audit = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 print(f"exec supervision, {n} execs of /bin/true in a sandboxed sh loop, medians of 3 rounds:")
 print(f"  off:     {off / n / 1e3:8.1f} us per exec (the loop's own fork+exec)")
-print(f"  enforce: {on / n / 1e3:8.1f} us per exec")
-print(f"  added:   {(on - off) / n / 1e3:8.1f} us per exec, ratio {on / off:.2f}x")
+print(f"  audit:   {audit / n / 1e3:8.1f} us per exec, added {(audit - off) / n / 1e3:.1f} us, ratio {audit / off:.2f}x")
+print(f"  enforce: {on / n / 1e3:8.1f} us per exec, added {(on - off) / n / 1e3:.1f} us, ratio {on / off:.2f}x")
 PY
 
 build_s=
@@ -104,9 +107,11 @@ PY
   build_s="$(( b_off < b_off2 ? b_off : b_off2 )),$(( b_on < b_on2 ? b_on : b_on2 ))"
 fi
 if [[ -n ${CODEXD_BENCH_CSV:-} ]]; then
-  python3 - "$off_ns" "$on_ns" "$EXECS" "$build_s" >>"$CODEXD_BENCH_CSV" <<'PY'
+  python3 - "$off_ns" "$on_ns" "$EXECS" "$build_s" "$audit_ns" >>"$CODEXD_BENCH_CSV" <<'PY'
 import sys
-off, on, n, build = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+off, on, n, build, audit = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+print(f"sandboxed exec of /bin/true with exec supervision audit,{audit / n / 1e3:.1f},us,the same with it off,"
+      f"{off / n / 1e3:.1f},{audit / off:.2f},")
 print(f"sandboxed exec of /bin/true with exec supervision enforce,{on / n / 1e3:.1f},us,the same with it off,"
       f"{off / n / 1e3:.1f},{on / off:.2f},")
 if build:

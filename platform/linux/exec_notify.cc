@@ -16,7 +16,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "base/unique_fd.h"
 #include "platform/posix/fd_passing.h"
@@ -25,9 +24,16 @@
 namespace codexd::sandbox {
 namespace {
 
+// The start of a small /proc file (one read; these are generated whole): "" when unreadable.
+std::string read_proc_text(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  char buffer[1024];
+  const ssize_t n = fd ? ::read(fd.get(), buffer, sizeof buffer) : -1;
+  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
+}
+
 pid_t read_parent(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string text = read_proc_text("/proc/" + std::to_string(pid) + "/stat");
   const size_t close = text.rfind(')');
   if (close == std::string::npos || close + 4 > text.size()) return 0;
   // ") S PPID ..." : the state, then the parent.
@@ -37,16 +43,9 @@ pid_t read_parent(pid_t pid) {
 // The pid a pidfd names, in this process's pid namespace ("Pid:" of its fdinfo); 0 or less
 // when it has exited or is not visible here.
 pid_t pid_of(int pidfd) {
-  std::ifstream info("/proc/self/fdinfo/" + std::to_string(pidfd));
-  for (std::string key; info >> key;) {
-    if (key == "Pid:") {
-      long pid = 0;
-      info >> pid;
-      return static_cast<pid_t>(pid);
-    }
-    std::getline(info, key);
-  }
-  return 0;
+  const std::string text = read_proc_text("/proc/self/fdinfo/" + std::to_string(pidfd));
+  const size_t at = text.find("\nPid:");
+  return at == std::string::npos ? 0 : static_cast<pid_t>(std::atol(text.c_str() + at + 5));
 }
 
 bool has_exited(int pidfd) {

@@ -12,13 +12,6 @@ namespace codexd::sandbox::linux_backend {
 
 namespace {
 
-UniqueFd open_memory(pid_t pid) {
-  // /proc/PID/mem rather than process_vm_readv: the metadata keeper's own filter refuses the
-  // calls that reach into other processes, and an open of this file is what its Landlock
-  // domain and the kernel's ptrace check decide on, as for process_vm_readv.
-  return UniqueFd(::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
-}
-
 bool read_string_at(int memory, uint64_t address, size_t limit, std::string* out) {
   out->clear();
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
@@ -42,18 +35,22 @@ bool read_string_at(int memory, uint64_t address, size_t limit, std::string* out
 
 }  // namespace
 
-bool read_remote_string(pid_t pid, uint64_t address, size_t limit, std::string* out) {
+// /proc/PID/mem rather than process_vm_readv: the metadata keeper's own filter refuses the
+// calls that reach into other processes, and an open of this file is what its Landlock domain
+// and the kernel's ptrace check decide on, as for process_vm_readv.
+RemoteMemory::RemoteMemory(pid_t pid)
+    : memory_(::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC)) {}
+
+bool RemoteMemory::string_at(uint64_t address, size_t limit, std::string* out) const {
   out->clear();
-  UniqueFd memory = open_memory(pid);
-  return memory && read_string_at(memory.get(), address, limit, out);
+  return ok() && read_string_at(memory_.get(), address, limit, out);
 }
 
-bool read_remote_argv(pid_t pid, uint64_t address, size_t max_words, size_t max_bytes, std::vector<std::string>* argv,
-                      bool* truncated) {
+bool RemoteMemory::argv_at(uint64_t address, size_t max_words, size_t max_bytes, std::vector<std::string>* argv,
+                           bool* truncated) const {
   argv->clear();
   *truncated = false;
-  UniqueFd memory = open_memory(pid);
-  if (!memory) return false;
+  if (!ok()) return false;
   size_t bytes = 0;
   for (size_t i = 0; address != 0; ++i) {
     if (i == max_words) {
@@ -62,11 +59,11 @@ bool read_remote_argv(pid_t pid, uint64_t address, size_t max_words, size_t max_
     }
     uint64_t word = 0;
     const off_t at = static_cast<off_t>(address + i * sizeof word);
-    if (::pread(memory.get(), &word, sizeof word, at) != static_cast<ssize_t>(sizeof word)) return false;
+    if (::pread(memory_.get(), &word, sizeof word, at) != static_cast<ssize_t>(sizeof word)) return false;
     if (word == 0) return true;
     std::string arg;
     const size_t room = max_bytes - bytes;
-    if (!read_string_at(memory.get(), word, room, &arg)) {
+    if (!read_string_at(memory_.get(), word, room, &arg)) {
       if (arg.size() < room) return false;  // unreadable, not merely long
       *truncated = true;
       return true;
@@ -75,6 +72,10 @@ bool read_remote_argv(pid_t pid, uint64_t address, size_t max_words, size_t max_
     argv->push_back(std::move(arg));
   }
   return true;  // argv == NULL: Linux runs the program with an empty argv
+}
+
+bool read_remote_string(pid_t pid, uint64_t address, size_t limit, std::string* out) {
+  return RemoteMemory(pid).string_at(address, limit, out);
 }
 
 }  // namespace codexd::sandbox::linux_backend

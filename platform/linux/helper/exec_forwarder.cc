@@ -47,9 +47,10 @@ ExecRecord read_record(const seccomp_notif& notification) {
   const bool at = notification.data.nr == __NR_execveat;
   record.cwd = read_link(proc + "/cwd");
   std::string named;
-  record.readable = read_remote_string(pid, at ? args[1] : args[0], kMaxRecordPath, &named) &&
-                    read_remote_argv(pid, at ? args[2] : args[1], kMaxRecordArgs, kMaxRecordArgBytes, &record.argv,
-                                     &record.argv_truncated);
+  const RemoteMemory memory(pid);
+  record.readable = memory.string_at(at ? args[1] : args[0], kMaxRecordPath, &named) &&
+                    memory.argv_at(at ? args[2] : args[1], kMaxRecordArgs, kMaxRecordArgBytes, &record.argv,
+                                   &record.argv_truncated);
   if (at) {
     const int dirfd = static_cast<int>(args[0]);
     const bool empty_path = (args[4] & AT_EMPTY_PATH) != 0 && named.empty();
@@ -102,6 +103,8 @@ short ExecForwarder::wanted_events() const {
 void ExecForwarder::on_exec(int listener, const seccomp_notif& notification) {
   ExecRecord record = read_record(notification);
   record.continued = audit_only_;
+  // Opened while the process still waits, so that it names this process even if it has run
+  // and exited by the time the record goes out (audit lets it go on first).
   UniqueFd pidfd = open_pidfd(static_cast<pid_t>(notification.pid));
   // Only now is it known that what was read belongs to this very wait.
   uint64_t id = notification.id;
@@ -111,21 +114,17 @@ void ExecForwarder::on_exec(int listener, const seccomp_notif& notification) {
     answer(listener, notification.id, audit_only_);
     return;
   }
+  // Audit: the exec goes on before the record is sent (what it runs was read above).
+  if (audit_only_) answer(listener, notification.id, true);
+  if (audit_only_ && queued_.size() >= kMaxQueuedAudit) return;  // dropped rather than grow
   std::string payload = encode_exec_record(record);
-  const bool dropped = audit_only_ && queued_.size() >= kMaxQueuedAudit;
-  if (!dropped) {
-    if (!queued_.empty() || !send(payload, pidfd.get())) queued_.push_back({std::move(payload), std::move(pidfd)});
-  }
-  if (closed_) {
-    relay_closed(listener);
-    answer(listener, notification.id, audit_only_);
+  if (!queued_.empty() || !send(payload, pidfd.get())) queued_.push_back({std::move(payload), std::move(pidfd)});
+  if (audit_only_) {
+    if (closed_) relay_closed(listener);
     return;
   }
-  if (audit_only_) {
-    answer(listener, notification.id, true);
-  } else {
-    waiting_.insert(notification.id);
-  }
+  waiting_.insert(notification.id);
+  if (closed_) relay_closed(listener);  // answers it (and every other waiting one): EACCES
 }
 
 void ExecForwarder::on_relay(int listener, short revents) {

@@ -35,6 +35,10 @@ namespace codexd::sandbox::linux_backend {
 namespace {
 
 constexpr int kSetupFailed = 126;
+// SECCOMP_IOCTL_NOTIF_SET_FLAGS and SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6), newer than
+// Debian 12's headers.
+constexpr unsigned long kNotifSetFlags = _IOW('!', 4, uint64_t);
+constexpr uint64_t kSyncWakeUp = 1;
 constexpr int kGone = -1;  // the calling process no longer waits: nothing to answer
 
 // One chmod- or chown-family call, in the terms of fchmodat2 and fchownat.
@@ -194,6 +198,10 @@ void serve_one(int listener, const WritableScope& scope, ExecForwarder* execs) {
   // only its exit is left to wait for.
   if (received.ok() && received->fds.size() == 1) {
     listener = std::move(received->fds.front());
+    // The command waits for each answer while the keeper works: wake the keeper on the
+    // waiting task's CPU rather than through the scheduler (Linux 6.6; ignored before).
+    uint64_t sync_wake = kSyncWakeUp;
+    (void)::ioctl(listener.get(), kNotifSetFlags, sync_wake);
     // The command waits for this: it never runs beside an unfiltered keeper.
     if (::write(link.get(), "k", 1) != 1) ::kill(child, SIGKILL);
   }
