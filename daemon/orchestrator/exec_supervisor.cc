@@ -147,7 +147,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
     }
     if (!attempt.by_descriptor && !exists_for(attempt)) {
       // Not there (a shell trying each $PATH entry): the exec fails on its own, nothing ran.
-      if (!attempt.continued) sandbox::answer_exec_attempt(relay_.native_handle(), attempt.id, true).ok();
+      sandbox::answer_exec_attempt(relay_.native_handle(), attempt.id, true).ok();
       return;
     }
     NestedExecVerdict verdict = assess_nested_exec(*supervisor_->deps_.policies->current(), attempt.path, attempt.argv,
@@ -238,10 +238,8 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
   }
 
   void finish(const sandbox::ExecAttempt& attempt, bool allow, ExecAuditRecord record, std::string outcome) {
-    if (!attempt.continued) {
-      if (Status sent = sandbox::answer_exec_attempt(relay_.native_handle(), attempt.id, allow); !sent.ok()) {
-        spdlog::warn("exec supervision of session {}: {}", owner_.session_id, sent.message());
-      }
+    if (Status sent = sandbox::answer_exec_attempt(relay_.native_handle(), attempt.id, allow); !sent.ok()) {
+      spdlog::warn("exec supervision of session {}: {}", owner_.session_id, sent.message());
     }
     record.outcome = std::move(outcome);
     if (supervisor_->deps_.audit != nullptr) supervisor_->deps_.audit->record(record);

@@ -71,7 +71,6 @@ Result<ExecAttempt> receive_exec_attempt(int relay) {
   const int pidfd = message->fds.front().get();
   ExecAttempt attempt;
   attempt.id = record->id;
-  attempt.continued = record->continued;
   attempt.pid = pid_of(pidfd);
   if (attempt.pid <= 0) return NotFound("the exec's process went away before it was received");
   attempt.path = std::move(record->path);

@@ -1,8 +1,8 @@
 // Exec supervision, the daemon's side (docs/sandbox.md "Exec supervision"): a sandbox whose
 // plan supervises execs hands the daemon an exec relay, the other end of which its keeper
 // holds (Linux: the keeper serves the filter's seccomp listener, platform/sandbox/exec_relay.h).
-// Every execve/execveat inside is reported here before it runs and, unless the sandbox is in
-// audit mode, waits for the answer. What was read about the exec comes from the waiting
+// Every execve/execveat inside is reported here before it runs and waits for the answer (in
+// audit mode for a bounded time: the keeper lets it go on if no daemon answers). What was read about the exec comes from the waiting
 // process's memory: another thread of that process can change it after the read (the kernel
 // documents this), so an answer is a guard rail inside the sandbox, never a reason to loosen it.
 #pragma once
@@ -21,7 +21,6 @@ namespace codexd::sandbox {
 // One exec waiting for its answer.
 struct ExecAttempt {
   uint64_t id = 0;         // the id of this wait (the keeper's), echoed in the answer
-  bool continued = false;  // audit: it already runs; no answer is expected
   pid_t pid = 0;           // the process, in the daemon's pid namespace
   pid_t parent_pid = 0;    // its parent's (0 if it could not be read)
   std::string path;        // the program as the process named it, made absolute against its cwd or dirfd

@@ -8,7 +8,7 @@ namespace {
 constexpr std::string_view kRecordMagic = "cxr1";
 constexpr std::string_view kVerdictMagic = "cxv1";
 
-enum Flags : uint8_t { kReadable = 1, kTruncated = 2, kByDescriptor = 4, kContinued = 8 };
+enum Flags : uint8_t { kReadable = 1, kTruncated = 2, kByDescriptor = 4 };
 
 template <typename T>
 void put(std::string& out, T value) {
@@ -55,7 +55,7 @@ std::string encode_exec_record(const ExecRecord& record) {
   std::string out(kRecordMagic);
   put<uint64_t>(out, record.id);
   put<uint8_t>(out, static_cast<uint8_t>((record.readable ? kReadable : 0) | (record.argv_truncated ? kTruncated : 0) |
-                                         (record.by_descriptor ? kByDescriptor : 0) | (record.continued ? kContinued : 0)));
+                                         (record.by_descriptor ? kByDescriptor : 0)));
   put_text(out, record.path);
   put_text(out, record.cwd);
   put<uint32_t>(out, static_cast<uint32_t>(record.argv.size()));
@@ -72,11 +72,10 @@ Result<ExecRecord> parse_exec_record(std::string_view bytes) {
   if (!in.take_magic(kRecordMagic) || !in.take(&record.id) || !in.take(&flags)) {
     return InvalidArgument("exec record: bad header");
   }
-  if ((flags & ~(kReadable | kTruncated | kByDescriptor | kContinued)) != 0) return InvalidArgument("exec record: unknown flags");
+  if ((flags & ~(kReadable | kTruncated | kByDescriptor)) != 0) return InvalidArgument("exec record: unknown flags");
   record.readable = (flags & kReadable) != 0;
   record.argv_truncated = (flags & kTruncated) != 0;
   record.by_descriptor = (flags & kByDescriptor) != 0;
-  record.continued = (flags & kContinued) != 0;
   if (!in.take_text(&record.path, kMaxRecordPath) || !in.take_text(&record.cwd, kMaxRecordPath)) {
     return InvalidArgument("exec record: bad path or cwd");
   }

@@ -2,8 +2,8 @@
 // The keeper holds the sandbox filter's one seccomp listener (it also performs chmod and chown,
 // §4c); for each execve/execveat it reads what the process asks to run and sends the daemon an
 // ExecRecord, with the process's pidfd, over a SOCK_SEQPACKET socket; the daemon answers with a
-// verdict. In audit mode the keeper lets the exec go on once the record is sent, and no
-// verdict is awaited. The keeper checks that the wait is still the same before it answers.
+// verdict (in audit mode always "allow", and the keeper stops waiting for it after a while).
+// The keeper checks that the wait is still the same before it answers.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +22,6 @@ struct ExecRecord {
   bool readable = true;         // false: the path or argv could not be read (argv is then empty)
   bool argv_truncated = false;  // cut at kMaxRecordArgs words or kMaxRecordArgBytes bytes
   bool by_descriptor = false;   // execveat relative to a descriptor (fexecve, a memfd)
-  bool continued = false;       // audit: already let go on; a verdict for it is ignored
   std::string path;             // made absolute against the cwd or the descriptor
   std::string cwd;
   std::vector<std::string> argv;

@@ -439,6 +439,45 @@ TEST_F(ExecSupervisionAudit, AuditModeRefusesNothingAndRecordsWhatEnforceWouldHa
   EXPECT_TRUE(recorded) << slurp(daemon_.audit_log_path());
 }
 
+// Each exec waits until the daemon has read it (its pid and parent are read while it exists):
+// a loop of quick programs is recorded whole, every one of them.
+TEST_F(ExecSupervisionAudit, EveryExecOfAQuickLoopIsRecorded) {
+  ASSERT_TRUE(daemon_.started());
+  v1::ExecResult result = agent_.exec_ok(
+      exec_script(daemon_.workspace(), "i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i+1)); done; echo looped"));
+  if (result.has_rejection()) GTEST_SKIP() << result.rejection().message();
+  ASSERT_THAT(result.output(), HasSubstr("looped"));
+  size_t trues = 0;
+  wait_for_dir_change(daemon_.dir(), [&] {
+    trues = 0;
+    for (const auto& j : exec_lines(daemon_.audit_log_path())) {
+      const std::string path = j["path"];
+      if (path == "/bin/true" && j["outcome"] == "ran") ++trues;
+    }
+    return trues >= 100;
+  }, kGuard);
+  EXPECT_EQ(trues, 100u);
+}
+
+// Audit never holds an exec for long: with the daemon stopped (SIGSTOP, as if it hung or was
+// being restarted), each exec goes on after the keeper's bounded wait (500 ms) instead of
+// waiting for it, as enforce would.
+TEST_F(ExecSupervisionAudit, AStoppedDaemonHoldsAnAuditedExecOnlyBriefly) {
+  ASSERT_TRUE(daemon_.started());
+  v1::ExecCommandRequest request = exec_script(daemon_.workspace(), "read go < go.fifo; /bin/true; /bin/true; touch went-on");
+  request.set_yield_time_ms(250);
+  Fifo go(daemon_.workspace(), "go.fifo");
+  v1::ExecResult started = agent_.exec_ok(request);
+  if (started.has_rejection()) GTEST_SKIP() << started.rejection().message();
+  ASSERT_TRUE(started.has_session_id()) << started.output();
+  ASSERT_EQ(::kill(daemon_.pid(), SIGSTOP), 0);
+  go.write("go\n");
+  const std::string marker = daemon_.workspace() + "/went-on";
+  const bool went_on = wait_for_dir_change(daemon_.workspace(), [&] { return exists(marker); }, std::chrono::seconds(20));
+  ::kill(daemon_.pid(), SIGCONT);
+  EXPECT_TRUE(went_on) << "the command's execs waited for a stopped daemon";
+}
+
 class ExecSupervisionNever : public DaemonTest {
  protected:
   ExecSupervisionNever() : DaemonTest(supervised("enforce", "never")) {}

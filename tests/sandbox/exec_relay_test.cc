@@ -11,7 +11,6 @@ ExecRecord sample() {
   ExecRecord record;
   record.id = 0x1234567890abcdefULL;
   record.argv_truncated = true;
-  record.continued = true;
   record.path = "/usr/bin/git";
   record.cwd = "/work/ws";
   record.argv = {"git", "push", "--force", std::string("with\0nul", 8), ""};
@@ -26,7 +25,6 @@ TEST(ExecRelay, RecordsRoundTrip) {
   EXPECT_TRUE(parsed->readable);
   EXPECT_TRUE(parsed->argv_truncated);
   EXPECT_FALSE(parsed->by_descriptor);
-  EXPECT_TRUE(parsed->continued);
   EXPECT_EQ(parsed->path, record.path);
   EXPECT_EQ(parsed->cwd, record.cwd);
   EXPECT_EQ(parsed->argv, record.argv);

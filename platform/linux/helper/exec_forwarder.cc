@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -101,10 +102,7 @@ short ExecForwarder::wanted_events() const {
 }
 
 void ExecForwarder::on_exec(int listener, const seccomp_notif& notification) {
-  ExecRecord record = read_record(notification);
-  record.continued = audit_only_;
-  // Opened while the process still waits, so that it names this process even if it has run
-  // and exited by the time the record goes out (audit lets it go on first).
+  const ExecRecord record = read_record(notification);
   UniqueFd pidfd = open_pidfd(static_cast<pid_t>(notification.pid));
   // Only now is it known that what was read belongs to this very wait.
   uint64_t id = notification.id;
@@ -114,17 +112,35 @@ void ExecForwarder::on_exec(int listener, const seccomp_notif& notification) {
     answer(listener, notification.id, audit_only_);
     return;
   }
-  // Audit: the exec goes on before the record is sent (what it runs was read above).
-  if (audit_only_) answer(listener, notification.id, true);
-  if (audit_only_ && queued_.size() >= kMaxQueuedAudit) return;  // dropped rather than grow
-  std::string payload = encode_exec_record(record);
-  if (!queued_.empty() || !send(payload, pidfd.get())) queued_.push_back({std::move(payload), std::move(pidfd)});
-  if (audit_only_) {
-    if (closed_) relay_closed(listener);
+  if (audit_only_ && queued_.size() >= kMaxQueuedAudit) {
+    answer(listener, notification.id, true);  // dropped rather than grow
     return;
   }
-  waiting_.insert(notification.id);
-  if (closed_) relay_closed(listener);  // answers it (and every other waiting one): EACCES
+  std::string payload = encode_exec_record(record);
+  if (!queued_.empty() || !send(payload, pidfd.get())) queued_.push_back({std::move(payload), std::move(pidfd)});
+  waiting_[notification.id] = audit_only_ ? std::chrono::steady_clock::now() + kAuditWait
+                                          : std::chrono::steady_clock::time_point::max();
+  if (closed_) relay_closed(listener);  // answers it, and every other waiting one
+}
+
+int ExecForwarder::timeout_ms() const {
+  if (!audit_only_ || waiting_.empty()) return -1;
+  auto first = std::chrono::steady_clock::time_point::max();
+  for (const auto& [id, until] : waiting_) first = std::min(first, until);
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(first - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<int64_t>(0, left.count()));
+}
+
+void ExecForwarder::on_timeout(int listener) {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (it->second > now) {
+      ++it;
+      continue;
+    }
+    answer(listener, it->first, true);
+    it = waiting_.erase(it);
+  }
 }
 
 void ExecForwarder::on_relay(int listener, short revents) {
@@ -168,7 +184,7 @@ void ExecForwarder::read_verdicts(int listener) {
 }
 
 void ExecForwarder::relay_closed(int listener) {
-  for (uint64_t id : waiting_) answer(listener, id, audit_only_);
+  for (const auto& [id, until] : waiting_) answer(listener, id, audit_only_);
   waiting_.clear();
   queued_.clear();
 }

@@ -215,6 +215,8 @@ void serve_one(int listener, const WritableScope& scope, ExecForwarder* execs) {
     supervision.relay = execs->relay();
     supervision.relay_events = [&execs] { return execs->wanted_events(); };
     supervision.on_relay = [&execs, fd = listener.get()](short revents) { execs->on_relay(fd, revents); };
+    supervision.timeout_ms = [&execs] { return execs->timeout_ms(); };
+    supervision.on_timeout = [&execs, fd = listener.get()] { execs->on_timeout(fd); };
   }
   supervision.reraise = !config.init;  // pid 1 cannot die of its own signal
   supervise_command(child, supervision);

@@ -150,8 +150,9 @@ void supervise_command(pid_t child, const Supervision& supervision) {
   for (;;) {
     watched[2].events = supervision.relay >= 0 ? supervision.relay_events() : 0;
     watched[2].fd = watched[2].events != 0 ? supervision.relay : -1;
-    if (poll(watched, 3, -1) < 0) continue;  // EINTR
+    if (poll(watched, 3, supervision.timeout_ms ? supervision.timeout_ms() : -1) < 0) continue;  // EINTR
     if (watched[2].fd >= 0 && watched[2].revents != 0) supervision.on_relay(watched[2].revents);
+    if (supervision.on_timeout) supervision.on_timeout();
     if (watched[1].fd >= 0 && (watched[1].revents & POLLIN) != 0) supervision.serve(watched[1].fd);
     // Hung up: every process under the filter is gone; only the exit is left to wait for.
     if (watched[1].fd >= 0 && (watched[1].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) watched[1].fd = -1;

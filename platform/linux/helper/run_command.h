@@ -36,6 +36,10 @@ struct Supervision {
   int relay = -1;
   std::function<short()> relay_events;
   std::function<void(short)> on_relay;
+  // Waits that end on their own (audit's bounded wait): how long poll may sleep (-1: no
+  // limit), and what to do once a wait may have ended.
+  std::function<int()> timeout_ms;
+  std::function<void()> on_timeout;
   // Die of the signal that killed the command (a plain parent). pid 1 cannot die of a signal it
   // handles, so the init exits 128+N instead.
   bool reraise = false;
