@@ -147,7 +147,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
     }
     if (!attempt.by_descriptor && !exists_for(attempt)) {
       // Not there (a shell trying each $PATH entry): the exec fails on its own, nothing ran.
-      sandbox::answer_exec_attempt(relay_.native_handle(), attempt.id, true).ok();
+      send_verdict(attempt.id, true);
       return;
     }
     NestedExecVerdict verdict = assess_nested_exec(*supervisor_->deps_.policies->current(), attempt.path, attempt.argv,
@@ -238,12 +238,40 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
   }
 
   void finish(const sandbox::ExecAttempt& attempt, bool allow, ExecAuditRecord record, std::string outcome) {
-    if (Status sent = sandbox::answer_exec_attempt(relay_.native_handle(), attempt.id, allow); !sent.ok()) {
-      spdlog::warn("exec supervision of session {}: {}", owner_.session_id, sent.message());
-    }
+    send_verdict(attempt.id, allow);
     record.outcome = std::move(outcome);
     if (supervisor_->deps_.audit != nullptr) supervisor_->deps_.audit->record(record);
     supervisor_->append(owner_.session_id, record);
+  }
+
+  // A verdict the keeper cannot take yet (its socket is full) waits here, in order, until the
+  // relay is writable: a lost one would leave its process in execve for good.
+  void send_verdict(uint64_t id, bool allow) {
+    if (unsent_.empty()) {
+      Status sent = sandbox::answer_exec_attempt(relay_.native_handle(), id, allow);
+      if (sent.ok()) return;
+      if (sent.code() != StatusCode::kUnavailable) {
+        spdlog::warn("exec supervision of session {}: {}", owner_.session_id, sent.message());
+        return;
+      }
+    }
+    unsent_.emplace_back(id, allow);
+    if (unsent_.size() == 1) wait_writable();
+  }
+  void wait_writable() {
+    relay_.async_wait(asio::posix::stream_descriptor::wait_write, [weak = weak_from_this()](const boost::system::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || !self || !self->relay_.is_open()) return;
+      while (!self->unsent_.empty()) {
+        const auto [id, allow] = self->unsent_.front();
+        Status sent = sandbox::answer_exec_attempt(self->relay_.native_handle(), id, allow);
+        if (!sent.ok() && sent.code() == StatusCode::kUnavailable) {
+          self->wait_writable();
+          return;
+        }
+        self->unsent_.pop_front();
+      }
+    });
   }
 
   // A reviewer decides; the process waits in execve meanwhile (no daemon thread does).
@@ -309,6 +337,7 @@ class ExecSupervisor::Watch : public std::enable_shared_from_this<Watch> {
   std::deque<pid_t> traced_order_;
   std::set<std::string> asked_;  // approval ids still open
   std::set<std::vector<std::string>> approved_for_session_;
+  std::deque<std::pair<uint64_t, bool>> unsent_;  // verdicts waiting for room in the relay
 };
 
 namespace {
