@@ -66,7 +66,9 @@ ExecRecord read_record(const seccomp_notif& notification) {
   return record;
 }
 
-void answer(int listener, uint64_t id, bool allow) {
+}  // namespace
+
+void answer_notification(int listener, uint64_t id, bool allow) {
   seccomp_notif_resp response;
   std::memset(&response, 0, sizeof response);
   response.id = id;
@@ -77,6 +79,8 @@ void answer(int listener, uint64_t id, bool allow) {
   }
   (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &response);  // ENOENT: killed meanwhile
 }
+
+namespace {
 
 UniqueFd open_pidfd(pid_t pid) {
   UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
@@ -109,11 +113,11 @@ void ExecForwarder::on_exec(int listener, const seccomp_notif& notification) {
   if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return;
   if (closed_ || !pidfd) {
     // No daemon will ever decide (or nothing to show it): enforce refuses, audit lets go.
-    answer(listener, notification.id, audit_only_);
+    answer_notification(listener, notification.id, audit_only_);
     return;
   }
   if (audit_only_ && queued_.size() >= kMaxQueuedAudit) {
-    answer(listener, notification.id, true);  // dropped rather than grow
+    answer_notification(listener, notification.id, true);  // dropped rather than grow
     return;
   }
   std::string payload = encode_exec_record(record);
@@ -132,13 +136,14 @@ int ExecForwarder::timeout_ms() const {
 }
 
 void ExecForwarder::on_timeout(int listener) {
+  if (!audit_only_) return;  // enforce waits have no end of their own
   const auto now = std::chrono::steady_clock::now();
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (it->second > now) {
       ++it;
       continue;
     }
-    answer(listener, it->first, true);
+    answer_notification(listener, it->first, true);
     it = waiting_.erase(it);
   }
 }
@@ -179,12 +184,12 @@ void ExecForwarder::read_verdicts(int listener) {
     }
     Result<ExecVerdict> verdict = parse_exec_verdict(*message);
     if (!verdict.ok() || waiting_.erase(verdict->id) == 0) continue;  // unknown, or already answered
-    answer(listener, verdict->id, verdict->allow);
+    answer_notification(listener, verdict->id, verdict->allow);
   }
 }
 
 void ExecForwarder::relay_closed(int listener) {
-  for (const auto& [id, until] : waiting_) answer(listener, id, audit_only_);
+  for (const auto& [id, until] : waiting_) answer_notification(listener, id, audit_only_);
   waiting_.clear();
   queued_.clear();
 }

@@ -58,6 +58,9 @@ class ExecForwarder {
   std::map<uint64_t, std::chrono::steady_clock::time_point> waiting_;
 };
 
+// Answers a waiting notification: let the call go on, or fail it with EACCES.
+void answer_notification(int listener, uint64_t id, bool allow);
+
 // True for the notifications ExecForwarder takes.
 bool is_exec_notification(const seccomp_notif& notification);
 

@@ -158,12 +158,7 @@ void serve_one(int listener, const WritableScope& scope, ExecForwarder* execs) {
       execs->on_exec(listener, notification);
       return;
     }
-    // Not supervised, so the filter has no exec rule: nothing to do but let it go on.
-    seccomp_notif_resp go_on;
-    std::memset(&go_on, 0, sizeof go_on);
-    go_on.id = notification.id;
-    go_on.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &go_on);
+    answer_notification(listener, notification.id, true);  // not supervised: no exec rule sends one
     return;
   }
   const int result = perform(listener, notification, scope);
