@@ -52,6 +52,18 @@ Result<size_t> receive_into(int socket, char* buffer, size_t size, int flags, Re
   return static_cast<size_t>(n);
 }
 
+// The size of the next message, without taking it (0 at end of stream, or for an empty
+// message): kUnavailable on EAGAIN.
+Result<size_t> peek_message_size(int socket, int flags) {
+  ssize_t size;
+  do {
+    size = ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC | flags);
+  } while (size < 0 && errno == EINTR);
+  if (size < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("recv: nothing to read yet");
+  if (size < 0) return ErrnoStatus("recv", errno);
+  return static_cast<size_t>(size);
+}
+
 }  // namespace
 
 Result<SocketPair> make_seqpacket_pair() {
@@ -106,21 +118,16 @@ Result<ReceivedFds> receive_fds(int socket) {
 }
 
 Result<ReceivedFds> receive_message_with_fds(int socket, size_t max_bytes) {
-  ssize_t size;
-  do {
-    size = ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
-  } while (size < 0 && errno == EINTR);
-  if (size < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("recv: nothing to read yet");
-  if (size < 0) return ErrnoStatus("recv", errno);
+  CODEXD_ASSIGN_OR_RETURN(size_t size, peek_message_size(socket, MSG_DONTWAIT));
   ReceivedFds received;
-  if (static_cast<size_t>(size) > max_bytes) {
+  if (size > max_bytes) {
     // Taken off the socket (a datagram too large would otherwise be peeked forever), with
     // whatever descriptors it carried closed.
     char byte;
     (void)receive_into(socket, &byte, 1, MSG_DONTWAIT, &received);
     return InvalidArgument("a message of " + std::to_string(size) + " bytes; at most " + std::to_string(max_bytes) + " expected");
   }
-  std::string buffer(static_cast<size_t>(size), '\0');
+  std::string buffer(size, '\0');
   Result<size_t> n = receive_into(socket, buffer.data(), buffer.size(), MSG_DONTWAIT, &received);
   if (!n.ok()) return n.status();
   if (*n == 0 && received.fds.empty()) return NotFound("the peer closed the channel");
@@ -130,17 +137,12 @@ Result<ReceivedFds> receive_message_with_fds(int socket, size_t max_bytes) {
 }
 
 Result<std::string> receive_message(int socket, size_t max_bytes) {
-  ssize_t size;
-  do {
-    size = ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC);
-  } while (size < 0 && errno == EINTR);
-  if (size < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Unavailable("recv: nothing to read yet");
-  if (size < 0) return ErrnoStatus("recv", errno);
+  CODEXD_ASSIGN_OR_RETURN(size_t size, peek_message_size(socket, 0));
   if (size == 0) return NotFound("the peer closed the channel");
-  if (static_cast<size_t>(size) > max_bytes) {
+  if (size > max_bytes) {
     return InvalidArgument("a message of " + std::to_string(size) + " bytes; at most " + std::to_string(max_bytes) + " expected");
   }
-  std::string buffer(static_cast<size_t>(size), '\0');
+  std::string buffer(size, '\0');
   ssize_t n;
   do {
     n = ::recv(socket, buffer.data(), buffer.size(), 0);
